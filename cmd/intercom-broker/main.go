@@ -1,0 +1,18 @@
+// Command intercom-broker is the intercom daemon.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/intercom-dev/intercom/internal/brokercmd"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := brokercmd.Main(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}

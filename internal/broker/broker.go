@@ -1,0 +1,402 @@
+// Package broker is the intercom daemon: an embedded NATS server that never
+// listens on the network, reached through the Unix-socket gateway, with
+// presence, durable inboxes and asks kept in the Badger store.
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/gateway"
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/pidfile"
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Options configure a broker.
+type Options struct {
+	Layout   paths.Layout
+	IdleExit time.Duration // 0: never exit for idleness
+	Logger   *slog.Logger
+}
+
+// ErrAlreadyRunning is returned when another broker holds the state dir.
+var ErrAlreadyRunning = errors.New("another broker is running")
+
+// Broker is a running intercom broker.
+type Broker struct {
+	opts  Options
+	log   *slog.Logger
+	srv   *server.Server
+	nc    *nats.Conn // service connection, account INTERCOM
+	sys   *nats.Conn // system account connection, for connect/disconnect events
+	st    *store.Store
+	gw    *gateway.Gateway
+	lock  *os.File
+	seq   *seqSource
+	cmt   *committer
+	idle  chan struct{}
+	start time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	byCID    map[uint64]string // holder connection -> session id
+	clients  map[uint64]bool   // client connections other than our own
+	asks     map[string]*ask
+	replace  map[replaceKey]string // newest undelivered replace message: "id key"
+	dedupe   map[string]string     // client message ids accepted, not yet committed
+	idleT    *time.Timer
+	closed   bool
+}
+
+const (
+	accountName = "INTERCOM"
+	sysAccount  = "SYS"
+	agentUser   = "agent"
+	brokerUser  = "broker"
+	sysUser     = "sys"
+)
+
+// Run starts a broker and serves until ctx is cancelled or it idles out.
+func Run(ctx context.Context, opts Options) error {
+	b, err := Start(opts)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	select {
+	case <-ctx.Done():
+		b.log.Info("shutting down", "reason", "signal")
+	case <-b.idle:
+		b.log.Info("shutting down", "reason", "idle", "idle_exit", opts.IdleExit)
+	}
+	return nil
+}
+
+// Start brings a broker up: private dirs, the broker lock, the store, the
+// NATS server, the API, the gateway and the pid file.
+func Start(opts Options) (_ *Broker, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	l := opts.Layout
+	if err := paths.EnsurePrivateDir(l.Home); err != nil {
+		return nil, err
+	}
+	if err := paths.EnsurePrivateDir(l.SocketDir()); err != nil {
+		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
+	}
+	b := &Broker{
+		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
+		sessions: map[string]*session{}, byCID: map[uint64]string{}, clients: map[uint64]bool{},
+		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
+	}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	if b.lock, err = lockBroker(l.BrokerLock(), 5*time.Second); err != nil {
+		return nil, err
+	}
+	if b.st, err = store.Open(l.DBDir(), log); err != nil {
+		return nil, err
+	}
+	if b.seq, err = newSeqSource(b.st); err != nil {
+		return nil, err
+	}
+	if err = b.loadSessions(); err != nil {
+		return nil, err
+	}
+	b.cmt = newCommitter(b.st, log)
+	if err = b.startNATS(); err != nil {
+		return nil, err
+	}
+	if err = b.subscribe(); err != nil {
+		return nil, err
+	}
+	if b.gw, err = gateway.Listen(l.Socket, b.srv.InProcessConn, log.With("component", "gateway")); err != nil {
+		return nil, err
+	}
+	go func() { _ = b.gw.Serve(context.Background()) }()
+	if err = pidfile.Write(l.PidFile()); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.armIdleLocked()
+	b.mu.Unlock()
+	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", len(b.sessions))
+	return b, nil
+}
+
+// lockBroker takes an exclusive flock held for the broker's life, waiting a
+// little for a predecessor that is shutting down.
+func lockBroker(path string, wait time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open broker lock: %w", err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w for %s (lock %s held)", ErrAlreadyRunning, filepathDir(path), path)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func filepathDir(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return p
+}
+
+func randomSecret() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (b *Broker) startNATS() error {
+	acc := server.NewAccount(accountName)
+	sysAcc := server.NewAccount(sysAccount)
+	brokerPass, sysPass := randomSecret(), randomSecret()
+	agentPerms := &server.Permissions{
+		Publish: &server.SubjectPermission{
+			Allow: []string{wire.SubjectPrefix + "*", "_INBOX.>"},
+		},
+		Subscribe: &server.SubjectPermission{
+			Allow: []string{"_INBOX.>", wire.Deliver("*")},
+		},
+	}
+	sopts := &server.Options{
+		ServerName:    "intercom-broker",
+		DontListen:    true,
+		NoSigs:        true,
+		MaxPayload:    8 << 20,
+		MaxPending:    64 << 20,
+		Accounts:      []*server.Account{acc, sysAcc},
+		SystemAccount: sysAccount,
+		Users: []*server.User{
+			{Username: agentUser, Password: randomSecret(), Account: acc, Permissions: agentPerms},
+			{Username: brokerUser, Password: brokerPass, Account: acc},
+			{Username: sysUser, Password: sysPass, Account: sysAcc},
+		},
+		NoAuthUser: agentUser,
+	}
+	srv, err := server.NewServer(sopts)
+	if err != nil {
+		return fmt.Errorf("create nats server: %w", err)
+	}
+	srv.SetLoggerV2(natsLogger{b.log.With("component", "nats")}, false, false, false)
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		return errors.New("start nats server: not ready after 10s")
+	}
+	b.srv = srv
+	if b.nc, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(brokerUser, brokerPass), nats.Name("intercom-broker"), nats.NoReconnect()); err != nil {
+		return fmt.Errorf("connect service: %w", err)
+	}
+	if b.sys, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(sysUser, sysPass), nats.Name("intercom-broker-sys"), nats.NoReconnect()); err != nil {
+		return fmt.Errorf("connect system account: %w", err)
+	}
+	return nil
+}
+
+// handle registers a request handler that decodes Req and replies with the
+// Reply envelope. Handlers run serially per subject, in arrival order.
+func handle[Req, Res any](b *Broker, subj string, fn func(Req) (*Res, error)) error {
+	sub, err := b.nc.Subscribe(subj, func(m *nats.Msg) {
+		var req Req
+		var out wire.Reply[Res]
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			out.Error = wire.Errorf(wire.CodeBadRequest, "decode %s request: %v", subj, err)
+		} else if res, err := fn(req); err != nil {
+			out.Error = toWireError(err)
+		} else {
+			out.Result = res
+		}
+		respond(m, out)
+	})
+	if err != nil {
+		return err
+	}
+	return sub.SetPendingLimits(-1, -1)
+}
+
+func respond(m *nats.Msg, v any) {
+	if m.Reply == "" {
+		return
+	}
+	data, _ := json.Marshal(v)
+	_ = m.Respond(data)
+}
+
+func toWireError(err error) *wire.Error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return wire.Errorf(wire.CodeInternal, "%v", err)
+}
+
+func (b *Broker) subscribe() error {
+	errs := []error{
+		handle(b, wire.SubjRegister, b.register),
+		handle(b, wire.SubjUnreg, b.unregister),
+		handle(b, wire.SubjList, b.list),
+		handle(b, wire.SubjState, b.setState),
+		handle(b, wire.SubjPing, func(struct{}) (*wire.Empty, error) { return &wire.Empty{}, nil }),
+		handle(b, wire.SubjPending, b.pending),
+		handle(b, wire.SubjInbox, b.inbox),
+		handle(b, wire.SubjForget, b.forget),
+		handle(b, wire.SubjAskCancel, b.askCancel),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("subscribe api: %w", err)
+	}
+	// send and ack go through the ordered commit pipeline.
+	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck} {
+		sub, err := b.nc.Subscribe(subj, fn)
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", subj, err)
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+	}
+	for subj, fn := range map[string]func(*nats.Msg){
+		fmt.Sprintf("$SYS.ACCOUNT.%s.CONNECT", accountName):    b.onConnect,
+		fmt.Sprintf("$SYS.ACCOUNT.%s.DISCONNECT", accountName): b.onDisconnect,
+	} {
+		sub, err := b.sys.Subscribe(subj, fn)
+		if err != nil {
+			return fmt.Errorf("subscribe events: %w", err)
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+	}
+	return b.sys.Flush()
+}
+
+func (b *Broker) onConnect(m *nats.Msg) {
+	var ev server.ConnectEventMsg
+	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clients[ev.Client.ID] = true
+	b.armIdleLocked()
+}
+
+func (b *Broker) onDisconnect(m *nats.Msg) {
+	var ev server.DisconnectEventMsg
+	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.clients, ev.Client.ID)
+	if sid, ok := b.byCID[ev.Client.ID]; ok {
+		delete(b.byCID, ev.Client.ID)
+		if s := b.sessions[sid]; s != nil && s.cid == ev.Client.ID {
+			b.detachLocked(s, "disconnected")
+		}
+	}
+	b.armIdleLocked()
+}
+
+// connOpen reports whether the NATS client cid is connected now.
+func (b *Broker) connOpen(cid uint64) bool {
+	cz, err := b.srv.Connz(&server.ConnzOptions{CID: cid})
+	return err == nil && len(cz.Conns) == 1 && cz.Conns[0].Stop == nil
+}
+
+// armIdleLocked starts the idle-exit timer when no client is connected and
+// stops it otherwise.
+func (b *Broker) armIdleLocked() {
+	if b.opts.IdleExit <= 0 || b.closed {
+		return
+	}
+	if len(b.clients) > 0 {
+		if b.idleT != nil {
+			b.idleT.Stop()
+			b.idleT = nil
+		}
+		return
+	}
+	if b.idleT != nil {
+		return
+	}
+	b.idleT = time.AfterFunc(b.opts.IdleExit, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.idleT = nil
+		if len(b.clients) == 0 && !b.closed {
+			b.closed = true
+			close(b.idle)
+		}
+	})
+}
+
+// Close shuts the broker down: no new connections, NATS stopped, the store
+// closed, socket and pid file removed. It is idempotent.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	if b.idleT != nil {
+		b.idleT.Stop()
+	}
+	b.closed = true
+	for _, a := range b.asks {
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+	}
+	b.mu.Unlock()
+	if b.gw != nil {
+		b.gw.Close()
+	}
+	if b.cmt != nil {
+		b.cmt.Close()
+	}
+	if b.nc != nil {
+		b.nc.Close()
+	}
+	if b.sys != nil {
+		b.sys.Close()
+	}
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+	}
+	if b.st != nil {
+		b.persistLastSeen()
+		if err := b.st.Close(); err != nil {
+			b.log.Warn("close store", "err", err)
+		}
+	}
+	if b.lock != nil {
+		pidfile.Remove(b.opts.Layout.PidFile())
+		b.lock.Close()
+	}
+}

@@ -1,0 +1,120 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"syscall"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// op is one unit of durable work. apply runs inside a batch transaction;
+// after runs once the batch is on disk (err nil) or has failed.
+type op struct {
+	apply func(*store.Txn) error
+	after func(err error)
+}
+
+// committer applies ops in arrival order, many per fsync'd transaction (group
+// commit): while one batch is being synced the next one accumulates.
+type committer struct {
+	st   *store.Store
+	log  *slog.Logger
+	in   chan op
+	done chan struct{}
+	once sync.Once
+}
+
+const maxBatch = 512
+
+func newCommitter(st *store.Store, log *slog.Logger) *committer {
+	c := &committer{st: st, log: log, in: make(chan op, 4096), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// Submit queues an op. It must not be called after Close.
+func (c *committer) Submit(o op) { c.in <- o }
+
+func (c *committer) loop() {
+	defer close(c.done)
+	batch := make([]op, 0, maxBatch)
+	for o := range c.in {
+		batch = append(batch[:0], o)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case o, ok := <-c.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		c.run(batch)
+	}
+}
+
+func (c *committer) run(batch []op) {
+	errs := make([]error, len(batch))
+	err := c.st.Update(func(txn *store.Txn) error {
+		for i, o := range batch {
+			errs[i] = o.apply(txn)
+			if errs[i] != nil && !isOpError(errs[i]) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil && len(batch) > 1 {
+		// One op spoiled the batch (too big, disk trouble): retry singly so the
+		// others are not failed for it.
+		for _, o := range batch {
+			c.run([]op{o})
+		}
+		return
+	}
+	for i, o := range batch {
+		e := errs[i]
+		if err != nil {
+			e = classify(err)
+		}
+		o.after(e)
+	}
+}
+
+// opError is a validation failure inside apply that must not abort the batch.
+type opError struct{ err error }
+
+func (e opError) Error() string { return e.err.Error() }
+func (e opError) Unwrap() error { return e.err }
+
+func isOpError(err error) bool {
+	var oe opError
+	return errors.As(err, &oe)
+}
+
+func classify(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return wire.Errorf(wire.CodeNoSpace, "store message: no space left on device")
+	}
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return wire.Errorf(wire.CodeTooLarge, "store message: transaction too big")
+	}
+	return fmt.Errorf("store: %w", err)
+}
+
+// Close drains queued ops and stops the loop.
+func (c *committer) Close() {
+	c.once.Do(func() {
+		close(c.in)
+		<-c.done
+	})
+}

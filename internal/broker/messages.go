@@ -1,0 +1,710 @@
+package broker
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Replace-mode coalescing window and caps (from the reference).
+const (
+	replaceWindow     = 1500 * time.Millisecond
+	maxReplacePerFrom = 100
+	maxReplaceAll     = 1000
+)
+
+type replaceKey struct{ from, to, thread string }
+
+// ask is an unresolved reply obligation.
+type ask struct {
+	id, from, to string
+	fromName     string
+	fromCwd      string
+	text         string
+	waiter       string // subject of the waiting asker, "" when nobody waits
+	sentAt       time.Time
+	expires      time.Time
+	timer        *time.Timer
+}
+
+func inboxPrefix(sid string) string { return "inbox/" + sid + "/" }
+func inboxKey(sid string, seq uint64) string {
+	return fmt.Sprintf("inbox/%s/%020d", sid, seq)
+}
+func midxKey(id string) string           { return "midx/" + id }
+func dedupeKey(from, cmid string) string { return "dedupe/" + from + "/" + cmid }
+
+func newMsgID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "m" + hex.EncodeToString(b[:])
+}
+
+// onSend validates a send in arrival order and hands it to the committer.
+func (b *Broker) onSend(m *nats.Msg) {
+	var req wire.SendRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, wire.Reply[wire.SendReply]{Error: wire.Errorf(wire.CodeBadRequest, "decode send request: %v", err)})
+		return
+	}
+	p, err := b.prepareSend(req)
+	if err != nil {
+		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		return
+	}
+	if p.duplicate != "" {
+		respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
+		return
+	}
+	b.cmt.Submit(op{
+		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
+		after: func(err error) { b.afterSend(m, p, err) },
+	})
+}
+
+// preparedSend is a validated message ready to be stored.
+type preparedSend struct {
+	req        wire.SendRequest
+	msg        wire.Message
+	key        string
+	toRow      wire.Session
+	ask        bool // register a reply obligation
+	peerBusy   bool
+	replaced   string // inbox key of the replace-mode message this one supersedes
+	replacedID string
+	rkey       replaceKey
+	duplicate  string // id of an earlier message with the same client id
+}
+
+func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
+	if err := validateSend(&req); err != nil {
+		return nil, err
+	}
+	seq, err := b.seq.Next()
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	from := b.sessions[req.From]
+	if from == nil {
+		return nil, wire.Errorf(wire.CodeNotFound, "unknown sender session %q", req.From)
+	}
+	to, err := b.lookupLocked(req.To, req.From)
+	if err != nil {
+		return nil, err
+	}
+	p := &preparedSend{req: req, toRow: b.viewLocked(to, req.From)}
+	if req.ClientMsgID != "" {
+		if id, ok := b.dedupe[dedupeKey(req.From, req.ClientMsgID)]; ok {
+			p.duplicate = id
+			return p, nil
+		}
+		var dup string
+		_ = b.st.View(func(txn *store.Txn) error {
+			v, err := store.Get(txn, dedupeKey(req.From, req.ClientMsgID))
+			if err == nil {
+				dup = string(v)
+			}
+			return nil
+		})
+		if dup != "" {
+			p.duplicate = dup
+			return p, nil
+		}
+	}
+	if req.ExpectsReply && req.WaitSubject != "" {
+		for _, a := range b.asks {
+			if a.from == req.From && a.waiter != "" {
+				return nil, wire.Errorf(wire.CodeAskBusy, "Already waiting for a reply (ask %s to %s)", a.id, a.to)
+			}
+		}
+		if !to.Connected {
+			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (disconnected); use `intercom send` to leave it a message", p.toRow.Target)
+		}
+		if !to.AcceptsAsks && !req.DeliverySet {
+			p.peerBusy = true
+		}
+	}
+	p.ask = req.ExpectsReply
+	p.msg = wire.Message{
+		ID: newMsgID(), Seq: seq,
+		From: wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd},
+		To:   to.ID, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
+		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
+		Attachments: req.Attachments, SentAt: time.Now().UTC(),
+	}
+	p.key = inboxKey(to.ID, seq)
+	if req.QueueMode == "replace" {
+		p.rkey = replaceKey{from.ID, to.ID, req.Thread}
+		if prev, ok := b.replace[p.rkey]; ok {
+			prevID, prevKey, _ := strings.Cut(prev, " ")
+			if !to.inflight[prevID] {
+				to.dropped[prevID] = true
+				p.replaced, p.replacedID = prevKey, prevID
+			}
+		} else {
+			n, mine := 0, 0
+			for k := range b.replace {
+				n++
+				if k.from == from.ID {
+					mine++
+				}
+			}
+			if mine >= maxReplacePerFrom || n >= maxReplaceAll {
+				return nil, wire.Errorf(wire.CodeFull, "Replace-mode delivery queue is full; retry after pending updates are delivered.")
+			}
+		}
+		b.replace[p.rkey] = p.msg.ID + " " + p.key
+		to.held[p.msg.ID] = time.Now().Add(replaceWindow)
+	}
+	if req.ClientMsgID != "" {
+		b.dedupe[dedupeKey(req.From, req.ClientMsgID)] = p.msg.ID
+	}
+	return p, nil
+}
+
+func validateSend(req *wire.SendRequest) error {
+	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeBadRequest, format, a...) }
+	if req.From == "" {
+		return bad("send: sender session is required")
+	}
+	if strings.TrimSpace(req.To) == "" {
+		return bad("send: target is required")
+	}
+	if strings.TrimSpace(req.Text) == "" && len(req.Attachments) == 0 {
+		return bad("send: message is empty")
+	}
+	if err := presence.ValidText("message", req.Text); err != nil {
+		return bad("%v", err)
+	}
+	if req.Delivery == "" {
+		req.Delivery = wire.DeliverySteer
+	}
+	switch req.Delivery {
+	case wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive:
+	default:
+		return bad("invalid delivery %q: want steer, queue or passive", req.Delivery)
+	}
+	if req.Delivery == wire.DeliveryPassive && req.ExpectsReply {
+		return bad("passive delivery cannot be used for an ask")
+	}
+	switch req.QueueMode {
+	case "":
+		if req.Thread != "" {
+			return bad("thread is only valid with queue mode replace")
+		}
+	case "replace":
+		if req.Delivery != wire.DeliveryQueue {
+			return bad("queue mode replace requires delivery queue")
+		}
+		if req.Thread == "" {
+			return bad("queue mode replace requires a thread")
+		}
+		if req.ExpectsReply {
+			return bad("an ask cannot use queue mode replace")
+		}
+		if err := presence.ValidLabel("thread", req.Thread); err != nil {
+			return bad("%v", err)
+		}
+	default:
+		return bad("invalid queue mode %q: want replace", req.QueueMode)
+	}
+	if req.ReplyTo != "" {
+		if err := presence.ValidLabel("reply_to", req.ReplyTo); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if req.ClientMsgID != "" {
+		if err := presence.ValidLabel("client message id", req.ClientMsgID); err != nil || len(req.ClientMsgID) > 128 {
+			return bad("invalid client message id")
+		}
+	}
+	for i, a := range req.Attachments {
+		switch a.Type {
+		case "file", "snippet", "context":
+		default:
+			return bad("attachment %d: invalid type %q: want file, snippet or context", i+1, a.Type)
+		}
+		if err := presence.ValidLabel(fmt.Sprintf("attachment %d name", i+1), a.Name); err != nil {
+			return bad("%v", err)
+		}
+		if a.Language != "" {
+			if err := presence.ValidLabel(fmt.Sprintf("attachment %d language", i+1), a.Language); err != nil {
+				return bad("%v", err)
+			}
+		}
+	}
+	m := wire.Message{Text: req.Text, Attachments: req.Attachments}
+	if n := m.Size(); n > wire.MaxMessageBytes {
+		return wire.Errorf(wire.CodeTooLarge, "message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
+	}
+	if req.TimeoutMs < 0 {
+		return bad("invalid ask timeout")
+	}
+	return nil
+}
+
+func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
+	data, err := json.Marshal(p.msg)
+	if err != nil {
+		return err
+	}
+	if err := txn.Set([]byte(p.key), data); err != nil {
+		return err
+	}
+	if err := txn.Set([]byte(midxKey(p.msg.ID)), []byte(p.key)); err != nil {
+		return err
+	}
+	if p.req.ClientMsgID != "" {
+		e := badgerEntry(dedupeKey(p.req.From, p.req.ClientMsgID), p.msg.ID, 24*time.Hour)
+		if err := txn.SetEntry(e); err != nil {
+			return err
+		}
+	}
+	if p.replaced != "" {
+		if err := deleteInboxKey(txn, p.replaced); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteInboxKey removes an inbox entry and its id index.
+func deleteInboxKey(txn *store.Txn, key string) error {
+	v, err := store.Get(txn, key)
+	if err == store.ErrNotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var m wire.Message
+	if json.Unmarshal(v, &m) == nil && m.ID != "" {
+		if err := txn.Delete([]byte(midxKey(m.ID))); err != nil {
+			return err
+		}
+	}
+	return txn.Delete([]byte(key))
+}
+
+func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
+	b.mu.Lock()
+	if p.req.ClientMsgID != "" {
+		delete(b.dedupe, dedupeKey(p.req.From, p.req.ClientMsgID))
+	}
+	to := b.sessions[p.msg.To]
+	if err != nil {
+		if to != nil {
+			delete(to.held, p.msg.ID)
+			delete(to.dropped, p.replacedID)
+		}
+		if p.rkey != (replaceKey{}) {
+			delete(b.replace, p.rkey)
+		}
+		b.mu.Unlock()
+		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		return
+	}
+	now := time.Now().UTC()
+	if from := b.sessions[p.msg.From.ID]; from != nil {
+		from.LastIntercomActivity = &now
+	}
+	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy}
+	if to == nil { // forgotten meanwhile
+		b.mu.Unlock()
+		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+		return
+	}
+	to.LastIntercomActivity = &now
+	reply.Offline = !to.Connected
+	if p.replaced != "" {
+		delete(to.dropped, p.replacedID)
+		delete(to.held, p.replacedID)
+	}
+	if p.ask {
+		b.addAskLocked(p)
+	}
+	// A reply to a waiting ask goes to the waiter, not the holder.
+	if a := b.asks[p.msg.ReplyTo]; a != nil && a.from == p.msg.To && a.to == p.msg.From.ID {
+		if a.waiter != "" {
+			to.claimed[p.msg.ID] = true
+			msg := p.msg
+			b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reply: &msg})
+		}
+		b.retireAskLocked(a)
+	}
+	if held, ok := to.held[p.msg.ID]; ok {
+		time.AfterFunc(time.Until(held)+time.Millisecond, func() { b.flush(to.ID) })
+	}
+	b.pushLocked(to, []wire.Message{p.msg})
+	b.mu.Unlock()
+	respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+}
+
+func (b *Broker) publish(subj string, v any) {
+	data, _ := json.Marshal(v)
+	if err := b.nc.Publish(subj, data); err != nil {
+		b.log.Warn("publish", "subject", subj, "err", err)
+	}
+}
+
+// eligibleLocked reports whether msg may be pushed to s now.
+func eligibleLocked(s *session, m *wire.Message, now time.Time) bool {
+	if s.inflight[m.ID] || s.dropped[m.ID] || s.claimed[m.ID] {
+		return false
+	}
+	if t, ok := s.held[m.ID]; ok && now.Before(t) {
+		return false
+	}
+	if m.Delivery == wire.DeliveryQueue && s.State != wire.StateIdle {
+		return false
+	}
+	return true
+}
+
+// pushLocked sends eligible messages to s's holder, unless a flush is running
+// (it will pick them up, in order).
+func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
+	if !s.Connected || !s.holder {
+		return
+	}
+	if s.flushing {
+		s.dirty = true
+		return
+	}
+	now := time.Now()
+	for i := range msgs {
+		if eligibleLocked(s, &msgs[i], now) {
+			s.inflight[msgs[i].ID] = true
+			b.publish(wire.Deliver(s.ID), msgs[i])
+		}
+	}
+}
+
+// flush pushes every eligible stored message of sid to its holder, oldest
+// first. Concurrent sends during a flush set dirty and are picked up by a
+// rescan, so order is kept.
+func (b *Broker) flush(sid string) {
+	b.mu.Lock()
+	s := b.sessions[sid]
+	if s == nil || !s.Connected || !s.holder || s.flushing {
+		if s != nil && s.flushing {
+			s.dirty = true
+		}
+		b.mu.Unlock()
+		return
+	}
+	s.flushing = true
+	b.mu.Unlock()
+	for {
+		msgs, err := b.scanInbox(sid, 0)
+		b.mu.Lock()
+		if err != nil {
+			b.log.Warn("scan inbox", "session", sid, "err", err)
+		}
+		if b.sessions[sid] != s || !s.Connected {
+			s.flushing, s.dirty = false, false
+			b.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		var next time.Time
+		for i := range msgs {
+			if t, ok := s.held[msgs[i].ID]; ok && now.Before(t) && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
+			if eligibleLocked(s, &msgs[i], now) {
+				s.inflight[msgs[i].ID] = true
+				b.publish(wire.Deliver(s.ID), msgs[i])
+			}
+		}
+		if s.dirty {
+			s.dirty = false
+			b.mu.Unlock()
+			continue
+		}
+		s.flushing = false
+		b.mu.Unlock()
+		if !next.IsZero() {
+			time.AfterFunc(time.Until(next)+time.Millisecond, func() { b.flush(sid) })
+		}
+		return
+	}
+}
+
+// scanInbox reads up to limit (0: all) stored messages of sid in order.
+func (b *Broker) scanInbox(sid string, limit int) ([]wire.Message, error) {
+	var out []wire.Message
+	err := b.st.View(func(txn *store.Txn) error {
+		return store.Scan(txn, inboxPrefix(sid), func(_ string, v []byte) (bool, error) {
+			var m wire.Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				b.log.Warn("skip unreadable message", "session", sid, "err", err)
+				return true, nil
+			}
+			out = append(out, m)
+			return limit == 0 || len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// onAck removes delivered messages durably.
+func (b *Broker) onAck(m *nats.Msg) {
+	var req wire.AckRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, wire.Reply[wire.AckReply]{Error: wire.Errorf(wire.CodeBadRequest, "decode ack request: %v", err)})
+		return
+	}
+	if req.SessionID == "" || len(req.IDs) == 0 || len(req.IDs) > 10000 {
+		respond(m, wire.Reply[wire.AckReply]{Error: wire.Errorf(wire.CodeBadRequest, "ack: session and 1-10000 ids are required")})
+		return
+	}
+	acked := 0
+	var ackedIDs []string
+	b.cmt.Submit(op{
+		apply: func(txn *store.Txn) error {
+			acked, ackedIDs = 0, ackedIDs[:0]
+			for _, id := range req.IDs {
+				key, err := store.Get(txn, midxKey(id))
+				if err == store.ErrNotFound {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if !strings.HasPrefix(string(key), inboxPrefix(req.SessionID)) {
+					continue // not this session's message
+				}
+				if err := txn.Delete([]byte(midxKey(id))); err != nil {
+					return err
+				}
+				if err := txn.Delete(key); err != nil {
+					return err
+				}
+				acked++
+				ackedIDs = append(ackedIDs, id)
+			}
+			return nil
+		},
+		after: func(err error) {
+			if err != nil {
+				respond(m, wire.Reply[wire.AckReply]{Error: toWireError(err)})
+				return
+			}
+			b.mu.Lock()
+			if s := b.sessions[req.SessionID]; s != nil {
+				for _, id := range ackedIDs {
+					delete(s.inflight, id)
+					delete(s.claimed, id)
+					delete(s.held, id)
+				}
+			}
+			for k, v := range b.replace {
+				id, _, _ := strings.Cut(v, " ")
+				for _, a := range ackedIDs {
+					if a == id {
+						delete(b.replace, k)
+					}
+				}
+			}
+			b.mu.Unlock()
+			respond(m, wire.Reply[wire.AckReply]{Result: &wire.AckReply{Acked: acked}})
+		},
+	})
+}
+
+// inbox returns stored messages that may be delivered now, for harnesses
+// that fetch at tool boundaries instead of holding a connection.
+func (b *Broker) inbox(req wire.InboxRequest) (*wire.InboxReply, error) {
+	b.mu.Lock()
+	s := b.sessions[req.SessionID]
+	b.mu.Unlock()
+	if s == nil {
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	msgs, err := b.scanInbox(req.SessionID, 0)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	out := []wire.Message{}
+	for i := range msgs {
+		m := &msgs[i]
+		if s.dropped[m.ID] || s.claimed[m.ID] {
+			continue
+		}
+		if t, ok := s.held[m.ID]; ok && now.Before(t) {
+			continue
+		}
+		if m.Delivery == wire.DeliveryQueue && s.Connected && s.State != wire.StateIdle {
+			continue
+		}
+		out = append(out, *m)
+		if req.Limit > 0 && len(out) >= req.Limit {
+			break
+		}
+	}
+	return &wire.InboxReply{Messages: out}, nil
+}
+
+// --- asks ---
+
+func (b *Broker) addAskLocked(p *preparedSend) {
+	timeout := time.Duration(p.req.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	a := &ask{
+		id: p.msg.ID, from: p.msg.From.ID, to: p.msg.To,
+		fromName: p.msg.From.Name, fromCwd: p.msg.From.Cwd, text: p.msg.Text,
+		sentAt: p.msg.SentAt, expires: time.Now().Add(timeout),
+	}
+	if !p.peerBusy {
+		a.waiter = p.req.WaitSubject
+	}
+	a.timer = time.AfterFunc(timeout, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.asks[a.id] == a {
+			if a.waiter != "" {
+				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "timeout"})
+			}
+			b.retireAskLocked(a)
+		}
+	})
+	b.asks[a.id] = a
+}
+
+func (b *Broker) retireAskLocked(a *ask) {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	delete(b.asks, a.id)
+}
+
+// retireAsksOfLocked ends the obligations of a session that went away: its
+// own asks are withdrawn; asks to it fail with peer_disconnected.
+func (b *Broker) retireAsksOfLocked(sid string) {
+	for _, a := range b.asks {
+		switch sid {
+		case a.from:
+			b.retireAskLocked(a)
+		case a.to:
+			if a.waiter != "" {
+				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
+			}
+			b.retireAskLocked(a)
+		}
+	}
+}
+
+// askCancel withdraws an ask whose asker stopped waiting.
+func (b *Broker) askCancel(req struct {
+	SessionID string `json:"session_id"`
+	AskID     string `json:"ask_id"`
+}) (*wire.Empty, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.asks[req.AskID]; a != nil && a.from == req.SessionID {
+		b.retireAskLocked(a)
+	}
+	return &wire.Empty{}, nil
+}
+
+func (b *Broker) pending(req wire.SessionRef) (*wire.PendingReply, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sessions[req.SessionID] == nil {
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	rows := b.rowsLocked(req.SessionID)
+	targets := map[string]string{}
+	for _, r := range rows {
+		targets[r.ID] = r.Target
+	}
+	out := []wire.PendingAsk{}
+	for _, a := range b.asks {
+		if a.to != req.SessionID {
+			continue
+		}
+		out = append(out, wire.PendingAsk{
+			AskID: a.id, From: wire.Peer{ID: a.from, Name: a.fromName, Cwd: a.fromCwd},
+			FromTarget: targets[a.from], Text: a.text, SentAt: a.sentAt, ExpiresAt: a.expires,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SentAt.Before(out[j].SentAt) })
+	return &wire.PendingReply{Asks: out}, nil
+}
+
+// forget removes a disconnected session and its inbox.
+func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
+	b.mu.Lock()
+	s := b.sessions[req.SessionID]
+	if s == nil {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	if s.Connected {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeBadRequest, "session %s (%s) is connected; detach it before forgetting it", s.Name, s.ID)
+	}
+	b.retireAsksOfLocked(s.ID)
+	delete(b.sessions, s.ID)
+	for k := range b.replace {
+		if k.to == s.ID {
+			delete(b.replace, k)
+		}
+	}
+	b.mu.Unlock()
+	if err := b.dropInbox(s.ID); err != nil {
+		return nil, err
+	}
+	b.log.Info("session forgotten", "id", s.ID, "name", s.Name)
+	return &wire.Empty{}, nil
+}
+
+// dropInbox deletes a session's record and every stored message, in chunks.
+func (b *Broker) dropInbox(sid string) error {
+	for {
+		var keys []string
+		if err := b.st.View(func(txn *store.Txn) error {
+			return store.Scan(txn, inboxPrefix(sid), func(k string, _ []byte) (bool, error) {
+				keys = append(keys, k)
+				return len(keys) < 500, nil
+			})
+		}); err != nil {
+			return err
+		}
+		err := b.st.Update(func(txn *store.Txn) error {
+			for _, k := range keys {
+				if err := deleteInboxKey(txn, k); err != nil {
+					return err
+				}
+			}
+			if len(keys) < 500 {
+				return txn.Delete([]byte(sessKey(sid)))
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("forget session %s: %w", sid, err)
+		}
+		if len(keys) < 500 {
+			return nil
+		}
+	}
+}

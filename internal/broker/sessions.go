@@ -1,0 +1,365 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// session is the broker's view of one session.
+type session struct {
+	wire.Session
+	acceptsSet *bool                // explicit accepts_asks from the holder
+	cid        uint64               // holding NATS connection, 0 when none
+	holder     bool                 // wants pushes on wire.Deliver(id)
+	inflight   map[string]bool      // pushed to the holder, not yet acked
+	held       map[string]time.Time // replace-mode messages held until then
+	dropped    map[string]bool      // replaced, deletion in flight
+	claimed    map[string]bool      // replies handed to an ask waiter
+	flushing   bool
+	dirty      bool
+	created    time.Time
+}
+
+// record is what is persisted of a session.
+type record struct {
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	Cwd      string    `json:"cwd"`
+	Project  string    `json:"project"`
+	Model    string    `json:"model,omitempty"`
+	Created  time.Time `json:"created"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+func newSession(id string, created time.Time) *session {
+	return &session{
+		Session:  wire.Session{ID: id},
+		created:  created,
+		inflight: map[string]bool{}, held: map[string]time.Time{},
+		dropped: map[string]bool{}, claimed: map[string]bool{},
+	}
+}
+
+func sessKey(id string) string { return "sess/" + id }
+
+func (s *session) record() record {
+	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen}
+}
+
+func (b *Broker) loadSessions() error {
+	return b.st.View(func(txn *store.Txn) error {
+		return store.Scan(txn, "sess/", func(_ string, v []byte) (bool, error) {
+			var r record
+			if err := json.Unmarshal(v, &r); err != nil {
+				b.log.Warn("skip unreadable session record", "err", err)
+				return true, nil
+			}
+			s := newSession(r.ID, r.Created)
+			s.Name, s.Cwd, s.Project, s.Model = r.Name, r.Cwd, r.Project, r.Model
+			s.State, s.LastSeen = wire.StateDisconnected, r.LastSeen
+			b.sessions[r.ID] = s
+			return true, nil
+		})
+	})
+}
+
+func (b *Broker) persistLastSeen() {
+	b.mu.Lock()
+	var recs []record
+	for _, s := range b.sessions {
+		if !s.Ephemeral {
+			if s.Connected {
+				s.LastSeen = time.Now().UTC()
+			}
+			recs = append(recs, s.record())
+		}
+	}
+	b.mu.Unlock()
+	_ = b.st.Update(func(txn *store.Txn) error {
+		for _, r := range recs {
+			data, _ := json.Marshal(r)
+			if err := txn.Set([]byte(sessKey(r.ID)), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func badRequest(err error) error { return wire.Errorf(wire.CodeBadRequest, "%v", err) }
+
+func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error) {
+	if req.Name != "" {
+		if err := presence.ValidateName(req.Name); err != nil {
+			return nil, badRequest(err)
+		}
+	}
+	if req.ID != "" {
+		if err := presence.ValidID(req.ID); err != nil {
+			return nil, badRequest(err)
+		}
+	}
+	if err := presence.ValidLabel("cwd", req.Cwd); err != nil {
+		return nil, badRequest(err)
+	}
+	if req.Project == "" {
+		req.Project = req.Cwd
+	}
+	if req.Status == "" {
+		req.Status = "idle"
+	}
+	if err := presence.ValidateStatus(req.Status); err != nil {
+		return nil, badRequest(err)
+	}
+	if req.Model != "" {
+		if err := presence.ValidLabel("model", req.Model); err != nil {
+			return nil, badRequest(err)
+		}
+	}
+	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
+	}
+	now := time.Now().UTC()
+	b.mu.Lock()
+	s, existed := b.sessions[req.ID]
+	switch {
+	case req.ID == "":
+		s = nil
+	case existed && s.Connected && s.cid != 0 && s.cid != req.ClientID && b.connOpenLocked(s.cid):
+		if req.Resume {
+			b.mu.Unlock()
+			return nil, wire.Errorf(wire.CodeBadRequest, "session %s is held by another connection; detach it first", req.ID)
+		}
+		s, existed = nil, false
+		req.ID = ""
+	case !existed && req.Resume:
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q to resume", req.ID)
+	}
+	if s == nil {
+		id := req.ID
+		if id == "" {
+			id = presence.NewID()
+		}
+		s = newSession(id, now)
+		existed = false
+	}
+	if req.Name != "" {
+		s.Name = req.Name
+	} else if s.Name == "" {
+		s.Name = presence.Alias(s.ID)
+	}
+	s.Cwd, s.Project, s.Ephemeral = req.Cwd, req.Project, req.Ephemeral
+	if req.Model != "" {
+		s.Model = req.Model
+	}
+	s.Status, s.acceptsSet = req.Status, req.AcceptsAsks
+	b.applyStateLocked(s)
+	s.Connected, s.LastSeen = true, now
+	if s.cid != 0 && s.cid != req.ClientID {
+		delete(b.byCID, s.cid)
+	}
+	s.cid, s.holder = req.ClientID, req.Holder
+	s.inflight, s.claimed = map[string]bool{}, map[string]bool{} // a new holder gets every unacked message again
+	if req.ClientID != 0 {
+		b.byCID[req.ClientID] = s.ID
+	}
+	b.sessions[s.ID] = s
+	rec := s.record()
+	out := b.viewLocked(s, s.ID)
+	b.mu.Unlock()
+	if !req.Ephemeral {
+		data, _ := json.Marshal(rec)
+		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) }); err != nil {
+			return nil, err
+		}
+	}
+	b.log.Info("session registered", "id", s.ID, "name", out.Name, "resumed", existed, "holder", req.Holder)
+	if req.Holder {
+		go b.flush(s.ID)
+	}
+	return &wire.RegisterReply{Session: out}, nil
+}
+
+func (b *Broker) connOpenLocked(cid uint64) bool {
+	b.mu.Unlock()
+	defer b.mu.Lock()
+	return b.connOpen(cid)
+}
+
+// applyStateLocked derives State and AcceptsAsks from the status.
+func (b *Broker) applyStateLocked(s *session) {
+	s.State = presence.DeriveState(s.Status, s.acceptsSet)
+	if s.acceptsSet != nil {
+		s.AcceptsAsks = *s.acceptsSet
+	} else {
+		s.AcceptsAsks = s.State == wire.StateIdle
+	}
+}
+
+// detachLocked marks s disconnected (or removes it if ephemeral) and retires
+// the asks that depended on it.
+func (b *Broker) detachLocked(s *session, why string) {
+	s.Connected, s.cid, s.holder = false, 0, false
+	s.State, s.AcceptsAsks = wire.StateDisconnected, false
+	s.LastSeen = time.Now().UTC()
+	s.inflight, s.claimed = map[string]bool{}, map[string]bool{}
+	b.retireAsksOfLocked(s.ID)
+	if s.Ephemeral {
+		delete(b.sessions, s.ID)
+		go b.dropInbox(s.ID)
+	} else {
+		rec := s.record()
+		go func() {
+			data, _ := json.Marshal(rec)
+			_ = b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) })
+		}()
+	}
+	b.log.Info("session "+why, "id", s.ID, "name", s.Name)
+}
+
+func (b *Broker) unregister(req wire.SessionRef) (*wire.Empty, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[req.SessionID]
+	if s == nil {
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	if s.Connected {
+		delete(b.byCID, s.cid)
+		b.detachLocked(s, "unregistered")
+	}
+	return &wire.Empty{}, nil
+}
+
+// viewLocked returns the public row of s with targets and counts filled in.
+func (b *Broker) viewLocked(s *session, self string) wire.Session {
+	rows := b.rowsLocked(self)
+	for _, r := range rows {
+		if r.ID == s.ID {
+			return *r
+		}
+	}
+	return s.Session
+}
+
+// rowsLocked returns every known session with targets assigned.
+func (b *Broker) rowsLocked(self string) []*wire.Session {
+	rows := make([]*wire.Session, 0, len(b.sessions))
+	pending := map[string]int{}
+	for _, a := range b.asks {
+		pending[a.to]++
+	}
+	for _, s := range b.sessions {
+		r := s.Session
+		r.PendingAsks = pending[s.ID]
+		r.Self = s.ID == self
+		rows = append(rows, &r)
+	}
+	presence.AssignTargets(rows)
+	return rows
+}
+
+func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
+	scope := req.Scope
+	if scope == "" {
+		scope = "project"
+	}
+	if scope != "project" && scope != "all" {
+		return nil, wire.Errorf(wire.CodeBadRequest, "invalid scope %q: want project or all", scope)
+	}
+	b.mu.Lock()
+	rows := b.rowsLocked(req.Self)
+	b.mu.Unlock()
+	out := make([]wire.Session, 0, len(rows))
+	for _, r := range rows {
+		if r.Self {
+			out = append(out, *r)
+			continue
+		}
+		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
+			continue
+		}
+		if scope == "project" && req.Project != "" && r.Project != req.Project {
+			continue
+		}
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Self != out[j].Self {
+			return out[i].Self
+		}
+		if out[i].Connected != out[j].Connected {
+			return out[i].Connected
+		}
+		if ni, nj := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name); ni != nj {
+			return ni < nj
+		}
+		return out[i].ID < out[j].ID
+	})
+	return &wire.ListReply{Sessions: out}, nil
+}
+
+func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
+	if req.Status != "" {
+		if err := presence.ValidateStatus(req.Status); err != nil {
+			return nil, badRequest(err)
+		}
+	}
+	b.mu.Lock()
+	s := b.sessions[req.SessionID]
+	if s == nil {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	if !s.Connected {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodePeerOffline, "session %s (%s) is not connected; attach it first", s.Name, s.ID)
+	}
+	wasIdle := s.State == wire.StateIdle
+	if req.Status != "" {
+		s.Status = req.Status
+	}
+	if req.AcceptsAsks != nil {
+		v := *req.AcceptsAsks
+		s.acceptsSet = &v
+	} else if req.Status != "" {
+		s.acceptsSet = nil
+	}
+	b.applyStateLocked(s)
+	s.LastSeen = time.Now().UTC()
+	out := b.viewLocked(s, s.ID)
+	nowIdle := s.State == wire.StateIdle
+	b.mu.Unlock()
+	if nowIdle && !wasIdle {
+		go b.flush(s.ID)
+	}
+	return &out, nil
+}
+
+// lookupLocked resolves a target for a sender.
+func (b *Broker) lookupLocked(target, self string) (*session, error) {
+	rows := b.rowsLocked(self)
+	r, err := presence.Resolve(rows, target, self)
+	if err != nil {
+		var amb *presence.AmbiguousError
+		switch {
+		case errors.As(err, &amb):
+			return nil, &wire.Error{Code: wire.CodeAmbiguous, Message: err.Error(), Choices: amb.Choices}
+		case errors.Is(err, presence.ErrSelf):
+			return nil, wire.Errorf(wire.CodeSelf, "Cannot message the current session (%s)", target)
+		case errors.Is(err, presence.ErrShort):
+			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
+		default:
+			return nil, wire.Errorf(wire.CodeNotFound, "no session matches %q (see `intercom list --scope all --all`)", target)
+		}
+	}
+	return b.sessions[r.ID], nil
+}

@@ -1,0 +1,220 @@
+// Package cli implements the intercom command line: one file per command,
+// each a kong command struct with a Run method. Errors are mapped to exit
+// codes in one place: 2 for usage errors, 1 for failures.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Version is set by the linker.
+var Version = "dev"
+
+// Globals are flags every command accepts.
+type Globals struct {
+	Session string `short:"s" env:"INTERCOM_SESSION" help:"Act as this session (id, name or id prefix)."`
+	Home    string `env:"INTERCOM_HOME" help:"State directory (default: $$XDG_STATE_HOME/intercom or ~/.local/state/intercom)." placeholder:"DIR"`
+	Socket  string `env:"INTERCOM_SOCKET" help:"Broker socket path (default: a private dir keyed by uid and home)." placeholder:"PATH"`
+	JSON    bool   `help:"Print machine-readable JSON."`
+	Verbose bool   `short:"v" help:"Log client activity to stderr."`
+
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// CLI is the intercom command tree.
+type CLI struct {
+	Globals
+
+	Attach  AttachCmd  `cmd:"" help:"Register a session and hold it, printing arriving messages."`
+	List    ListCmd    `cmd:"" help:"List sessions (this project by default)."`
+	Status  StatusCmd  `cmd:"" help:"Show connection status and sessions."`
+	State   StateCmd   `cmd:"" help:"Report a held session's lifecycle: idle, thinking or tool:NAME."`
+	Send    SendCmd    `cmd:"" help:"Send a message; returns once it is durably stored."`
+	Ask     AskCmd     `cmd:"" help:"Send a question and wait for the reply."`
+	Reply   ReplyCmd   `cmd:"" help:"Answer an inbound ask."`
+	Pending PendingCmd `cmd:"" help:"List unresolved inbound asks."`
+	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
+	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
+}
+
+// usageError marks an error as a usage error (exit 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// env is what commands get through kong bindings.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	stdin  io.Reader
+	g      *Globals
+	cfg    config.Config
+	log    *slog.Logger
+}
+
+// Main runs the CLI and returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c CLI
+	exitCode := -1
+	parser, err := kong.New(&c,
+		kong.Name("intercom"),
+		kong.Description("Find and talk to the other agent sessions on this machine.\n\nExamples:\n  intercom attach --name planner           # hold a session, print messages\n  intercom list --scope all                # every connected session\n  intercom send worker \"tests pass\"         # steer a message to worker\n  intercom ask reviewer \"ship it?\"          # wait for the answer\n  intercom --session worker reply \"yes\"     # answer the pending ask"),
+		kong.UsageOnError(),
+		kong.Vars{"version": Version},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "intercom: %v\n", err)
+		return 1
+	}
+	code, done := func() (code int, done bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(exitSignal); ok {
+					code, done = exitCode, true
+					return
+				}
+				panic(r)
+			}
+		}()
+		kctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "intercom: %v\n", err)
+			return 2, true
+		}
+		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin, g: &c.Globals}
+		level := slog.LevelWarn
+		if c.Verbose {
+			level = slog.LevelDebug
+		}
+		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		if err := e.loadConfig(); err != nil {
+			return report(stderr, err), true
+		}
+		return report(stderr, kctx.Run(e)), true
+	}()
+	if done {
+		return code
+	}
+	return 0
+}
+
+type exitSignal struct{}
+
+func (e *env) loadConfig() error {
+	l, err := paths.Resolve(e.g.Home, e.g.Socket)
+	if err != nil {
+		return err
+	}
+	cfg, warnings, err := config.Load(l.ConfigFile())
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "intercom: warning: %s\n", w)
+	}
+	if err != nil {
+		return err
+	}
+	e.cfg = cfg
+	return nil
+}
+
+// report prints err as one line and maps it to an exit status.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ex exitError
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintf(stderr, "intercom: %s\n", ex.msg)
+		}
+		return ex.code
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintf(stderr, "intercom: %s\n", msg)
+	var ue usageError
+	var we *wire.Error
+	switch {
+	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
+		return 2
+	case errors.As(err, &we) && (we.Code == wire.CodeBadRequest || we.Code == wire.CodeTooLarge):
+		return 2
+	}
+	return 1
+}
+
+// exitError carries an explicit status (message may be empty when the
+// command already printed its outcome).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// connect opens a client with the configured home and socket.
+func (e *env) connect() (*intercom.Client, error) {
+	return intercom.Connect(e.ctx, intercom.Options{
+		Home: e.g.Home, Socket: e.g.Socket,
+		BrokerCommand: e.cfg.BrokerCommand, BrokerArgs: e.cfg.BrokerArgs,
+		Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "intercom-cli",
+	})
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// self resolves --session to a session id, or "" when unset.
+func (e *env) self(c *intercom.Client) (string, error) {
+	if e.g.Session == "" {
+		return "", nil
+	}
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return "", err
+	}
+	ptrs := make([]*wire.Session, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	s, err := resolveSession(ptrs, e.g.Session)
+	if err != nil {
+		return "", fmt.Errorf("--session %s: %w", e.g.Session, err)
+	}
+	return s.ID, nil
+}
+
+// needSelf is self() for commands that cannot work without a session.
+func (e *env) needSelf(c *intercom.Client, cmd string) (string, error) {
+	if e.g.Session == "" {
+		return "", usagef("%s needs --session or INTERCOM_SESSION: the session to act as", cmd)
+	}
+	return e.self(c)
+}
+
+func (e *env) printJSONTo(w interface{ Write([]byte) (int, error) }, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

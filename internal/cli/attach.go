@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+)
+
+// AttachCmd holds a session until killed.
+type AttachCmd struct {
+	Name   string `help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
+	Resume string `help:"Re-attach the existing session with this id." placeholder:"ID"`
+	ID     string `name:"id" help:"Preferred id for a new session (8-80 of A-Z a-z 0-9 _ -); resumed if it exists and is free." placeholder:"ID"`
+	Model  string `help:"Model label shown in list." placeholder:"LABEL"`
+	Cwd    string `help:"Working directory to report (default: current)." placeholder:"DIR" type:"path"`
+}
+
+// Help shows examples.
+func (AttachCmd) Help() string {
+	return `Registers a session and holds it until interrupted (Ctrl-C, SIGTERM), printing
+each arriving message and acknowledging it once printed. Unacknowledged
+messages are delivered again after a reconnect or 'attach --resume'.
+
+With --json the first line is {"event":"attached","id":...,"name":...} and
+every later line is one JSON object per event ("message", "reconnected").
+
+Examples:
+  intercom attach --name planner
+  intercom attach --name worker --json
+  intercom attach --resume 6332faab0c1e4f7d9a0b1c2d3e4f5a6b`
+}
+
+// Run holds the session.
+func (a *AttachCmd) Run(e *env) error {
+	if a.Resume != "" && (a.Name != "" && a.ID != "") {
+		return usagef("--resume cannot be combined with --id")
+	}
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	status := "idle"
+	if e.cfg.Status != "" {
+		status += " · " + e.cfg.Status
+	}
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: a.Resume, RequestID: a.ID, Model: a.Model, Cwd: a.Cwd, Status: status})
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	info := s.Info()
+	out := bufio.NewWriter(e.stdout)
+	if e.g.JSON {
+		_ = e.printJSONTo(out, map[string]any{
+			"event": "attached", "id": info.ID, "name": info.Name, "target": info.Target,
+			"cwd": info.Cwd, "project": info.Project, "resumed": a.Resume != "",
+		})
+	} else {
+		fmt.Fprintf(out, "attached as %s (id %s, target %s); Ctrl-C to detach\n", info.Name, info.ID, info.Target)
+	}
+	out.Flush()
+	for {
+		select {
+		case <-e.ctx.Done():
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.Detach(ctx)
+			cancel()
+			return nil
+		case m := <-s.Messages():
+			if e.g.JSON {
+				_ = e.printJSONTo(out, toJSON(m))
+			} else {
+				renderMessage(out, m, info.Target, e.cfg.ReplyHint)
+			}
+			if err := out.Flush(); err != nil {
+				return fmt.Errorf("write message: %w", err) // not acked: redelivered later
+			}
+			if err := s.Ack(e.ctx, m.ID); err != nil && e.ctx.Err() == nil {
+				e.log.Warn("ack failed; message will be redelivered", "id", m.ID, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// ForgetCmd removes a disconnected session and its inbox.
+type ForgetCmd struct {
+	Target string `arg:"" help:"Session id, name or id prefix."`
+	Yes    bool   `short:"y" help:"Do not ask for confirmation."`
+}
+
+// Help shows examples.
+func (ForgetCmd) Help() string {
+	return `Deletes a disconnected session and every undelivered message in its inbox.
+Connected sessions are refused. Asks for confirmation on a terminal; without
+a terminal --yes is required.
+
+Examples:
+  intercom forget old-worker --yes
+  intercom forget 6332faab`
+}
+
+// Run forgets.
+func (f *ForgetCmd) Run(e *env) error {
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return err
+	}
+	ptrs := make([]*wire.Session, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	s, err := resolveSession(ptrs, f.Target)
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	if !f.Yes {
+		if !isTerminal(e.stdin) {
+			return usagef("forget %s: refusing without --yes (stdin is not a terminal)", f.Target)
+		}
+		if !e.confirm(fmt.Sprintf("Forget session %s (%s) and its undelivered messages?", s.Name, s.ID)) {
+			return exitError{code: 1, msg: "forget cancelled"}
+		}
+	}
+	if err := c.Forget(e.ctx, s.ID); err != nil {
+		return fmt.Errorf("forget %s: %w", f.Target, err)
+	}
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"forgotten": s.ID, "name": s.Name})
+	}
+	fmt.Fprintf(e.stdout, "Forgot session %s (%s).\n", s.Name, s.ID)
+	return nil
+}

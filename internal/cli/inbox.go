@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// InboxCmd fetches and acknowledges undelivered messages.
+type InboxCmd struct {
+	Wait  time.Duration `help:"When nothing is waiting, hold the session up to this long for a message." placeholder:"DUR"`
+	Limit int           `help:"At most this many messages (0: all)." default:"0"`
+	Peek  bool          `help:"Show without acknowledging."`
+}
+
+// Help shows examples.
+func (InboxCmd) Help() string {
+	return `For harnesses that call a command at tool boundaries instead of holding
+'attach': prints the messages waiting for --session (steer and passive now,
+queued ones when the session is idle), oldest first, and acknowledges them.
+With --json: {"messages":[...]} in the attach message shape.
+
+Examples:
+  intercom --session worker inbox
+  intercom --session worker inbox --wait 30s --json`
+}
+
+// Run fetches.
+func (in *InboxCmd) Run(e *env) error {
+	if in.Limit < 0 {
+		return usagef("--limit must be >= 0")
+	}
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, err := e.needSelf(c, "inbox")
+	if err != nil {
+		return err
+	}
+	msgs, err := c.Inbox(e.ctx, self, in.Limit)
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 && in.Wait > 0 {
+		if msgs, err = waitOne(e, c, self, in.Wait); err != nil {
+			return err
+		}
+	}
+	out := bufio.NewWriter(e.stdout)
+	if e.g.JSON {
+		rows := make([]messageJSON, 0, len(msgs))
+		for _, m := range msgs {
+			rows = append(rows, toJSON(m))
+		}
+		_ = e.printJSONTo(out, map[string]any{"messages": rows})
+	} else if len(msgs) == 0 {
+		fmt.Fprintln(out, "No messages.")
+	}
+	if !e.g.JSON {
+		for _, m := range msgs {
+			renderMessage(out, m, e.g.Session, e.cfg.ReplyHint)
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write messages: %w", err)
+	}
+	if in.Peek || len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	_, err = c.Ack(e.ctx, self, ids...)
+	return err
+}
+
+// waitOne holds the session until its first message arrives or d passes.
+func waitOne(e *env, c *intercom.Client, id string, d time.Duration) ([]wire.Message, error) {
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{ResumeID: id})
+	if err != nil {
+		return nil, fmt.Errorf("inbox --wait: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.Detach(ctx)
+		cancel()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case m := <-s.Messages():
+		return []wire.Message{m}, nil
+	case <-t.C:
+		return nil, nil
+	case <-e.ctx.Done():
+		return nil, e.ctx.Err()
+	}
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// ListCmd lists sessions.
+type ListCmd struct {
+	Scope string `enum:"project,all" default:"project" help:"project: this git repository and its worktrees; all: every session."`
+	All   bool   `help:"Include disconnected sessions (their inboxes still receive)."`
+}
+
+// Help shows examples.
+func (ListCmd) Help() string {
+	return `Rows carry name, target (what to pass to send/ask), cwd, model, status and
+the health tags state, accepts_asks, pending_asks, last_intercom_activity and
+last_seen. With --json: {"sessions":[{id,name,target,cwd,project,status,state,
+accepts_asks,pending_asks,last_intercom_activity,last_seen,connected,...}]}.
+
+Examples:
+  intercom list
+  intercom list --scope all --all
+  intercom --session planner list --json`
+}
+
+// Run lists.
+func (l *ListCmd) Run(e *env) error {
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, err := e.self(c)
+	if err != nil {
+		return err
+	}
+	rows, err := c.List(e.ctx, intercom.ListOptions{Self: self, Scope: l.Scope, IncludeDisconnected: l.All})
+	if err != nil {
+		return err
+	}
+	if e.g.JSON {
+		return e.printJSON(wire.ListReply{Sessions: rows})
+	}
+	renderSessions(e.stdout, rows)
+	return nil
+}
+
+// StatusCmd shows the connection and sessions.
+type StatusCmd struct {
+	Scope string `enum:"project,all" default:"project" help:"Which sessions to show."`
+}
+
+// Help shows examples.
+func (StatusCmd) Help() string {
+	return `Shows whether the broker answers, this session's id, its undelivered inbox
+count, and the same rows as list.
+
+Examples:
+  intercom status
+  intercom --session worker status --json`
+}
+
+// Run shows status.
+func (s *StatusCmd) Run(e *env) error {
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, err := e.self(c)
+	if err != nil {
+		return err
+	}
+	rows, err := c.List(e.ctx, intercom.ListOptions{Self: self, Scope: s.Scope})
+	if err != nil {
+		return err
+	}
+	active := 0
+	var me *wire.Session
+	for i := range rows {
+		if rows[i].Connected {
+			active++
+		}
+		if rows[i].Self {
+			me = &rows[i]
+		}
+	}
+	queued := 0
+	if self != "" {
+		msgs, err := c.Inbox(e.ctx, self, 0)
+		if err != nil {
+			return err
+		}
+		queued = len(msgs)
+	}
+	l := c.Layout()
+	if e.g.JSON {
+		return e.printJSON(map[string]any{
+			"connected": true, "session_id": self, "session": me, "active_sessions": active,
+			"queued_inbound": queued, "socket": l.Socket, "home": l.Home, "sessions": rows,
+		})
+	}
+	id := self
+	if id == "" {
+		id = "(none; pass --session)"
+	}
+	fmt.Fprintf(e.stdout, "Connected: Yes, Session ID: %s, Active sessions: %d, Queued inbound: %d\nBroker socket: %s\n", id, active, queued, l.Socket)
+	renderSessions(e.stdout, rows)
+	return nil
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// ReplyCmd answers an inbound ask.
+type ReplyCmd struct {
+	Message []string `arg:"" help:"Reply text ('-' reads stdin)."`
+	To      string   `help:"Which ask: its reply id (from pending), or the asker's name/target." placeholder:"T"`
+	MessageFlags
+}
+
+// Help shows examples.
+func (ReplyCmd) Help() string {
+	return `Answers the single unresolved inbound ask of --session; with several, --to
+picks one (by reply id or asker), else the candidates are listed.
+
+Examples:
+  intercom --session worker reply "Yes, validate() now rejects null."
+  intercom --session worker reply --to m3f2a9c1d0e8b7a6c5d4 "Done."
+  intercom --session worker reply --to planner "Step 2 finished."`
+}
+
+// Run replies.
+func (r *ReplyCmd) Run(e *env) error {
+	text, err := messageText(e, r.Message)
+	if err != nil {
+		return err
+	}
+	att, err := r.attachments()
+	if err != nil {
+		return err
+	}
+	if err := checkMessage(text, att); err != nil {
+		return err
+	}
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, err := e.needSelf(c, "reply")
+	if err != nil {
+		return err
+	}
+	asks, err := c.Pending(e.ctx, self)
+	if err != nil {
+		return err
+	}
+	var match []wire.PendingAsk
+	for _, a := range asks {
+		if r.To == "" || a.AskID == r.To || strings.EqualFold(a.From.Name, r.To) || a.FromTarget == r.To ||
+			(len(r.To) >= 8 && strings.HasPrefix(a.From.ID, r.To)) {
+			match = append(match, a)
+		}
+	}
+	switch {
+	case len(match) == 0 && r.To != "":
+		return fmt.Errorf("no pending ask matches %q (see `intercom pending`)", r.To)
+	case len(match) == 0:
+		return fmt.Errorf("No active intercom context to reply to")
+	case len(match) > 1:
+		var ids []string
+		for _, a := range match {
+			ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
+		}
+		return fmt.Errorf("Multiple pending asks — specify --to: %s", strings.Join(ids, ", "))
+	}
+	a := match[0]
+	res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: a.From.ID, Text: text, ReplyTo: a.AskID, Attachments: att})
+	if err != nil {
+		return fmt.Errorf("reply to %s: %w", a.From.Name, err)
+	}
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"id": res.ID, "reply_to": a.AskID, "to": res.To})
+	}
+	fmt.Fprintf(e.stdout, "Reply %s sent to %s (answering %s).\n", res.ID, a.From.Name, a.AskID)
+	return nil
+}
+
+// PendingCmd lists unresolved inbound asks.
+type PendingCmd struct{}
+
+// Help shows examples.
+func (PendingCmd) Help() string {
+	return `Lists the asks waiting for an answer from --session, oldest first, each
+with sender, age, reply id and a ready-to-run reply command.
+
+Examples:
+  intercom --session worker pending
+  intercom --session worker pending --json`
+}
+
+// Run lists.
+func (p *PendingCmd) Run(e *env) error {
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, err := e.needSelf(c, "pending")
+	if err != nil {
+		return err
+	}
+	asks, err := c.Pending(e.ctx, self)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		wire.PendingAsk
+		AgeSeconds   int    `json:"age_seconds"`
+		ReplyCommand string `json:"reply_command"`
+	}
+	rows := make([]row, 0, len(asks))
+	for _, a := range asks {
+		cmd := fmt.Sprintf("intercom --session %s reply --to %s \"...\"", e.g.Session, a.AskID)
+		rows = append(rows, row{a, int(time.Since(a.SentAt).Seconds()), cmd})
+	}
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"asks": rows})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(e.stdout, "No pending asks.")
+		return nil
+	}
+	for _, r := range rows {
+		t := r.SentAt
+		preview := strings.ReplaceAll(r.Text, "\n", " ")
+		if len(preview) > 200 {
+			preview = preview[:200] + "…"
+		}
+		fmt.Fprintf(e.stdout, "• from %s (%s), %s — replyTo: %s\n  %s\n  reply: %s\n", r.From.Name, r.FromTarget, ago(&t), r.AskID, preview, r.ReplyCommand)
+	}
+	return nil
+}

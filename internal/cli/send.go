@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// MessageFlags are shared by send and ask.
+type MessageFlags struct {
+	Files    []string `name:"file" help:"Attach a file; its content is read now." placeholder:"PATH" type:"path"`
+	Snippets []string `name:"snippet" help:"Attach a snippet: NAME[:LANG]=PATH." placeholder:"NAME[:LANG]=PATH"`
+	Contexts []string `name:"context" help:"Attach context text: NAME=TEXT." placeholder:"NAME=TEXT"`
+}
+
+// SendCmd sends a message.
+type SendCmd struct {
+	To        string   `arg:"" help:"Target: name, full id or id prefix (>= 8 chars)."`
+	Message   []string `arg:"" help:"Message text ('-' reads stdin)."`
+	Delivery  string   `enum:"steer,queue,passive," default:"" help:"steer (default): reach it at the next tool boundary, wake it if idle; queue: hold until it is idle; passive: record only, never wake (discouraged)."`
+	QueueMode string   `name:"queue-mode" enum:"replace," default:"" help:"replace: keep only the newest undelivered queued message of --thread from you."`
+	Thread    string   `help:"Thread key for --queue-mode replace." placeholder:"T"`
+	ReplyTo   string   `name:"reply-to" help:"Mark this message as the answer to message ID." placeholder:"ID"`
+	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once." placeholder:"KEY"`
+	Yes       bool     `short:"y" help:"Skip the confirmSend prompt."`
+	MessageFlags
+}
+
+// Help shows examples.
+func (SendCmd) Help() string {
+	return `Returns once the message is durably in the recipient's inbox and prints its
+id. A disconnected recipient keeps receiving: the message waits in its inbox
+and is delivered, oldest first, when it resumes.
+
+Without --session the message comes from an ephemeral session named after
+the calling process (cli-<command>-<pid>), which nobody can reply to.
+
+Examples:
+  intercom send research "Check UserService.validate() for null input"
+  intercom --session planner send worker "Step 2 is ready" --file plan.md
+  intercom send worker --snippet auth.ts:typescript=src/auth.ts "Here is the fix"
+  intercom send worker --delivery queue --queue-mode replace --thread build "build 41% done"
+  echo "long text" | intercom send worker -`
+}
+
+// attachments builds the attachment list from the flags.
+func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
+	var out []wire.Attachment
+	for _, p := range f.Files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, usagef("--file %s: %v", p, errors.Unwrap(err))
+		}
+		out = append(out, wire.Attachment{Type: "file", Name: filepath.Base(p), Path: p, Content: string(data)})
+	}
+	for _, s := range f.Snippets {
+		spec, path, ok := strings.Cut(s, "=")
+		name, lang, _ := strings.Cut(spec, ":")
+		if !ok || name == "" || path == "" {
+			return nil, usagef("--snippet %q: want NAME[:LANG]=PATH", s)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--snippet %s: %v", name, errors.Unwrap(err))
+		}
+		out = append(out, wire.Attachment{Type: "snippet", Name: name, Language: lang, Path: path, Content: string(data)})
+	}
+	for _, c := range f.Contexts {
+		name, text, ok := strings.Cut(c, "=")
+		if !ok || name == "" {
+			return nil, usagef("--context %q: want NAME=TEXT", c)
+		}
+		out = append(out, wire.Attachment{Type: "context", Name: name, Content: text})
+	}
+	return out, nil
+}
+
+// messageText joins the words, reading stdin for "-".
+func messageText(e *env, words []string) (string, error) {
+	if len(words) == 1 && words[0] == "-" {
+		data, err := io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read stdin: %w", err)
+		}
+		return string(data), nil
+	}
+	return strings.Join(words, " "), nil
+}
+
+// checkMessage validates text and attachments before contacting the broker.
+func checkMessage(text string, att []wire.Attachment) error {
+	if strings.TrimSpace(text) == "" && len(att) == 0 {
+		return usagef("message is empty")
+	}
+	if err := presence.ValidText("message", text); err != nil {
+		return usagef("%v", err)
+	}
+	m := wire.Message{Text: text, Attachments: att}
+	if n := m.Size(); n > wire.MaxMessageBytes {
+		return usagef("message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
+	}
+	return nil
+}
+
+// sender returns the sending session id: --session, or a fresh ephemeral
+// session named after the calling process.
+func (e *env) sender(c *intercom.Client) (string, error) {
+	if e.g.Session != "" {
+		return e.self(c)
+	}
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: callerName(), Ephemeral: true, NoDeliver: true})
+	if err != nil {
+		return "", fmt.Errorf("register ephemeral sender: %w", err)
+	}
+	return s.ID(), nil
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// callerName is cli-<parent command>-<parent pid>.
+func callerName() string {
+	ppid := os.Getppid()
+	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/comm")
+	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(strings.TrimSpace(string(comm))), "-"), "-")
+	if n == "" {
+		n = "shell"
+	}
+	if len(n) > 32 {
+		n = n[:32]
+	}
+	return fmt.Sprintf("cli-%s-%d", n, ppid)
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// confirm asks y/N on the terminal.
+func (e *env) confirm(prompt string) bool {
+	fmt.Fprintf(e.stderr, "%s [y/N] ", prompt)
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	line = strings.ToLower(strings.TrimSpace(line))
+	return line == "y" || line == "yes"
+}
+
+// Run sends.
+func (s *SendCmd) Run(e *env) error {
+	req, err := s.request(e)
+	if err != nil {
+		return err
+	}
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && isTerminal(e.stdin) {
+		if !e.confirm(fmt.Sprintf("Send this message to %s?", s.To)) {
+			return exitError{code: 1, msg: "send cancelled"}
+		}
+	}
+	if req.From, err = e.sender(c); err != nil {
+		return err
+	}
+	res, err := c.Send(e.ctx, req)
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", s.To, err)
+	}
+	if e.g.JSON {
+		return e.printJSON(res)
+	}
+	switch {
+	case res.Duplicate:
+		fmt.Fprintf(e.stdout, "Already sent to %s as %s (same --client-id); not stored again.\n", res.To.Target, res.ID)
+	case res.Offline:
+		fmt.Fprintf(e.stdout, "Message %s stored for %s, which is offline; it is delivered when the session resumes.\n", res.ID, res.To.Target)
+	default:
+		fmt.Fprintf(e.stdout, "Message %s sent to %s. This session can end its turn or continue independent work.\n", res.ID, res.To.Target)
+	}
+	return nil
+}
+
+func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
+	text, err := messageText(e, s.Message)
+	if err != nil {
+		return wire.SendRequest{}, err
+	}
+	att, err := s.attachments()
+	if err != nil {
+		return wire.SendRequest{}, err
+	}
+	if err := checkMessage(text, att); err != nil {
+		return wire.SendRequest{}, err
+	}
+	delivery := s.Delivery
+	switch {
+	case s.QueueMode == "replace" && delivery == "":
+		delivery = wire.DeliveryQueue
+	case s.QueueMode == "replace" && delivery != wire.DeliveryQueue:
+		return wire.SendRequest{}, usagef("--queue-mode replace requires --delivery queue, not %s", delivery)
+	}
+	if s.QueueMode == "replace" && s.Thread == "" {
+		return wire.SendRequest{}, usagef("--queue-mode replace requires --thread")
+	}
+	if s.Thread != "" && s.QueueMode != "replace" {
+		return wire.SendRequest{}, usagef("--thread is only valid with --queue-mode replace")
+	}
+	return wire.SendRequest{
+		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",
+		QueueMode: s.QueueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
+	}, nil
+}

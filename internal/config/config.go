@@ -1,0 +1,157 @@
+// Package config loads and validates INTERCOM_HOME/config.json.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Config is the user configuration. Zero values are replaced by defaults.
+type Config struct {
+	ConfirmSend   bool     `json:"confirmSend"`
+	ReplyHint     bool     `json:"replyHint"`
+	AskTimeoutMs  int64    `json:"askTimeoutMs"`
+	SendTimeoutMs int64    `json:"sendTimeoutMs"`
+	ListTimeoutMs int64    `json:"listTimeoutMs"`
+	Status        string   `json:"status"`
+	BrokerCommand string   `json:"brokerCommand"`
+	BrokerArgs    []string `json:"brokerArgs"`
+	IdleExitMs    int64    `json:"idleExitMs"`
+	Shortcut      string   `json:"shortcut"`
+}
+
+// Defaults returns the configuration used when config.json is absent.
+func Defaults() Config {
+	return Config{
+		ReplyHint:     true,
+		AskTimeoutMs:  120000,
+		SendTimeoutMs: 8000,
+		ListTimeoutMs: 5000,
+		IdleExitMs:    5000,
+		Shortcut:      "alt+shift+m",
+	}
+}
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid config")
+
+// AskTimeout, SendTimeout, ListTimeout and IdleExit return durations.
+func (c Config) AskTimeout() time.Duration  { return time.Duration(c.AskTimeoutMs) * time.Millisecond }
+func (c Config) SendTimeout() time.Duration { return time.Duration(c.SendTimeoutMs) * time.Millisecond }
+func (c Config) ListTimeout() time.Duration { return time.Duration(c.ListTimeoutMs) * time.Millisecond }
+func (c Config) IdleExit() time.Duration    { return time.Duration(c.IdleExitMs) * time.Millisecond }
+
+// Load reads path. A missing file yields the defaults. Unknown keys are
+// returned as warnings; a bad value is an error naming the key.
+func Load(path string) (Config, []string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Defaults(), nil, nil
+	}
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("read config %s: %w", path, err)
+	}
+	return Parse(data)
+}
+
+var known = map[string]func(json.RawMessage, *Config) error{
+	"confirmSend":   boolField(func(c *Config) *bool { return &c.ConfirmSend }),
+	"replyHint":     boolField(func(c *Config) *bool { return &c.ReplyHint }),
+	"askTimeoutMs":  msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, 1000),
+	"sendTimeoutMs": msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, 1),
+	"listTimeoutMs": msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, 1),
+	"idleExitMs":    msField(func(c *Config) *int64 { return &c.IdleExitMs }, 0),
+	"status":        stringField(func(c *Config) *string { return &c.Status }, true),
+	"brokerCommand": stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
+	"shortcut":      stringField(func(c *Config) *string { return &c.Shortcut }, false),
+	"brokerArgs": func(raw json.RawMessage, c *Config) error {
+		var v []string
+		if err := strictUnmarshal(raw, &v); err != nil {
+			return errors.New("must be an array of strings")
+		}
+		c.BrokerArgs = v
+		return nil
+	},
+}
+
+// Parse validates a config document.
+func Parse(data []byte) (Config, []string, error) {
+	cfg := Defaults()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Config{}, nil, fmt.Errorf("%w: config.json is not a JSON object: %v", ErrInvalid, err)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var warnings []string
+	for _, k := range keys {
+		set, ok := known[k]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("config.json: unknown key %q ignored", k))
+			continue
+		}
+		if err := set(raw[k], &cfg); err != nil {
+			return Config{}, warnings, fmt.Errorf("%w: %q %v", ErrInvalid, k, err)
+		}
+	}
+	return cfg, warnings, nil
+}
+
+func strictUnmarshal(raw json.RawMessage, v any) error {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return errors.New("null")
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func boolField(field func(*Config) *bool) func(json.RawMessage, *Config) error {
+	return func(raw json.RawMessage, c *Config) error {
+		var v bool
+		if err := strictUnmarshal(raw, &v); err != nil {
+			return errors.New("must be true or false")
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+func msField(field func(*Config) *int64, min int64) func(json.RawMessage, *Config) error {
+	return func(raw json.RawMessage, c *Config) error {
+		var v float64
+		if err := strictUnmarshal(raw, &v); err != nil {
+			return errors.New("must be a number of milliseconds")
+		}
+		if v != float64(int64(v)) || int64(v) < min || v > 365*24*3600*1000 {
+			return fmt.Errorf("must be a whole number of milliseconds >= %d, got %v", min, v)
+		}
+		*field(c) = int64(v)
+		return nil
+	}
+}
+
+func stringField(field func(*Config) *string, allowEmpty bool) func(json.RawMessage, *Config) error {
+	return func(raw json.RawMessage, c *Config) error {
+		var v string
+		if err := strictUnmarshal(raw, &v); err != nil {
+			return errors.New("must be a string")
+		}
+		if !allowEmpty && strings.TrimSpace(v) == "" {
+			return errors.New("must not be empty")
+		}
+		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return errors.New("must not contain control characters")
+		}
+		*field(c) = v
+		return nil
+	}
+}

@@ -1,0 +1,151 @@
+// Package paths resolves intercom's runtime layout: the state directory
+// (INTERCOM_HOME), the private socket directory and the files inside them, and
+// enforces that every one of them is private to the current user.
+package paths
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// ErrUnsafe is wrapped by every error about a directory or file that is not
+// private to the current user (symlinked, foreign-owned, not a directory).
+var ErrUnsafe = errors.New("unsafe intercom path")
+
+// Layout names every path intercom uses for one state directory.
+type Layout struct {
+	Home   string // INTERCOM_HOME, mode 0700
+	Socket string // broker.sock inside a private short directory
+}
+
+// Resolve builds the layout from explicit values, falling back to the
+// environment (INTERCOM_HOME, INTERCOM_SOCKET, XDG_STATE_HOME, HOME).
+func Resolve(home, socket string) (Layout, error) {
+	if home == "" {
+		home = os.Getenv("INTERCOM_HOME")
+	}
+	if home == "" {
+		base := os.Getenv("XDG_STATE_HOME")
+		if base == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return Layout{}, fmt.Errorf("resolve state dir: %w", err)
+			}
+			base = filepath.Join(h, ".local", "state")
+		}
+		home = filepath.Join(base, "intercom")
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return Layout{}, fmt.Errorf("resolve INTERCOM_HOME %q: %w", home, err)
+	}
+	home = filepath.Clean(abs)
+	if socket == "" {
+		socket = os.Getenv("INTERCOM_SOCKET")
+	}
+	if socket == "" {
+		socket = filepath.Join(SocketDirFor(home), "broker.sock")
+	}
+	return Layout{Home: home, Socket: socket}, nil
+}
+
+// SocketDirFor returns the private socket directory for a state directory: a
+// short path under the temp dir keyed by uid and a hash of home, so that two
+// homes get two brokers and the socket path stays under sun_path's 108 bytes.
+func SocketDirFor(home string) string {
+	sum := sha256.Sum256([]byte(home))
+	name := "intercom-" + strconv.Itoa(os.Getuid()) + "-" + hex.EncodeToString(sum[:])[:12]
+	return filepath.Join(os.TempDir(), name)
+}
+
+// SocketDir is the directory holding the socket.
+func (l Layout) SocketDir() string { return filepath.Dir(l.Socket) }
+
+// PidFile is the broker's pid record.
+func (l Layout) PidFile() string { return filepath.Join(l.Home, "broker.pid") }
+
+// BrokerLock is held by the running broker for its whole life.
+func (l Layout) BrokerLock() string { return filepath.Join(l.Home, "broker.lock") }
+
+// SpawnLock serialises auto-spawn attempts.
+func (l Layout) SpawnLock() string { return filepath.Join(l.Home, "spawn.lock") }
+
+// BrokerLog receives the stderr of an auto-spawned broker.
+func (l Layout) BrokerLog() string { return filepath.Join(l.Home, "broker.log") }
+
+// ConfigFile is the user configuration.
+func (l Layout) ConfigFile() string { return filepath.Join(l.Home, "config.json") }
+
+// DBDir holds the Badger database.
+func (l Layout) DBDir() string { return filepath.Join(l.Home, "db") }
+
+// RunsDir holds supervised run records.
+func (l Layout) RunsDir() string { return filepath.Join(l.Home, "runs") }
+
+// EnsurePrivateDir creates dir (and parents) if needed and checks that it is a
+// real directory, not a symlink, owned by the current user; its mode is set
+// to 0700.
+func EnsurePrivateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := CheckPrivateDir(dir); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("chmod %s: %w", dir, err)
+	}
+	return nil
+}
+
+// CheckPrivateDir verifies without changing anything that dir is a real
+// directory owned by the current user.
+func CheckPrivateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", dir, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%w: %s is a symlink", ErrUnsafe, dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrUnsafe, dir)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%w: %s is owned by uid %d, not %d", ErrUnsafe, dir, uid, os.Getuid())
+	}
+	return nil
+}
+
+// CheckOwnedSocket verifies that path is a socket owned by the current user.
+func CheckOwnedSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("%w: %s is not a socket", ErrUnsafe, path)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%w: socket %s is owned by uid %d, not %d", ErrUnsafe, path, uid, os.Getuid())
+	}
+	return nil
+}
+
+func owner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

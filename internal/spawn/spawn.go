@@ -1,0 +1,236 @@
+// Package spawn finds the broker's socket and, when no broker answers,
+// starts one detached under a spawn lock so that concurrent first calls
+// yield exactly one broker.
+package spawn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/pidfile"
+)
+
+// Errors callers branch on.
+var (
+	ErrNoBroker  = errors.New("broker unreachable")
+	ErrUnhealthy = errors.New("broker is alive but its socket is unhealthy")
+)
+
+// Spawner dials the broker, starting it when needed.
+type Spawner struct {
+	Layout    paths.Layout
+	Command   string   // broker binary; "" finds intercom-broker
+	Args      []string // extra arguments placed before ours
+	AutoSpawn bool
+	Env       []string // extra environment for the broker
+}
+
+// Timeouts (from the reference).
+const (
+	connectTimeout = 500 * time.Millisecond
+	spawnWait      = 5 * time.Second
+	lockWait       = 10 * time.Second
+	pollEvery      = 50 * time.Millisecond
+)
+
+// Dial connects to the broker socket, spawning a broker if none answers.
+func (sp *Spawner) Dial(ctx context.Context) (net.Conn, error) {
+	c, err := sp.dialSocket()
+	if err == nil || !sp.AutoSpawn || errors.Is(err, paths.ErrUnsafe) {
+		return c, err
+	}
+	if err := sp.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return sp.dialSocket()
+}
+
+func (sp *Spawner) dialSocket() (net.Conn, error) {
+	dir := sp.Layout.SocketDir()
+	if err := paths.CheckPrivateDir(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no socket at %s", ErrNoBroker, sp.Layout.Socket)
+		}
+		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
+	}
+	if err := paths.CheckOwnedSocket(sp.Layout.Socket); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no socket at %s", ErrNoBroker, sp.Layout.Socket)
+		}
+		return nil, err
+	}
+	d := net.Dialer{Timeout: connectTimeout}
+	c, err := d.Dial("unix", sp.Layout.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+	}
+	return c, nil
+}
+
+func (sp *Spawner) ensure(ctx context.Context) error {
+	if err := paths.EnsurePrivateDir(sp.Layout.Home); err != nil {
+		return err
+	}
+	unlock, err := acquire(ctx, sp.Layout.SpawnLock())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if c, err := sp.dialSocket(); err == nil {
+		c.Close()
+		return nil
+	}
+	if err := sp.checkPid(ctx); err != nil {
+		return err
+	}
+	return sp.start(ctx)
+}
+
+// checkPid refuses to start a second broker while the recorded one looks
+// alive: it waits briefly (the broker may be starting or stopping), then
+// reports it.
+func (sp *Spawner) checkPid(ctx context.Context) error {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		rec, err := pidfile.Read(sp.Layout.PidFile())
+		if err != nil {
+			return nil // missing or unreadable: nothing proves a broker runs
+		}
+		v := pidfile.Judge(rec)
+		if v == pidfile.Stale {
+			return nil
+		}
+		if c, err := sp.dialSocket(); err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if v == pidfile.Unprovable {
+				return fmt.Errorf("%w: broker PID %d may still be running and its socket %s does not answer; if that process is not an intercom broker, remove %s", ErrUnhealthy, rec.Pid, sp.Layout.Socket, sp.Layout.PidFile())
+			}
+			return fmt.Errorf("%w: broker PID %d is alive but socket %s does not answer; stop it (kill %d) and retry", ErrUnhealthy, rec.Pid, sp.Layout.Socket, rec.Pid)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// acquire takes the spawn lock (an flock, so a dead holder never blocks).
+func acquire(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open spawn lock: %w", err)
+	}
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("acquire spawn lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+strconv.FormatInt(time.Now().UnixMilli(), 10)+"\n"), 0)
+	return func() { f.Close() }, nil
+}
+
+// BrokerPath finds the broker binary: the configured command, else
+// intercom-broker beside the running executable, else on PATH.
+func BrokerPath(command string) (string, error) {
+	if command != "" {
+		return exec.LookPath(command)
+	}
+	if p := os.Getenv("INTERCOM_BROKER"); p != "" {
+		return exec.LookPath(p)
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "intercom-broker")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("intercom-broker")
+	if err != nil {
+		return "", fmt.Errorf("find broker: intercom-broker is not beside %s nor on PATH (set brokerCommand in config.json or INTERCOM_BROKER)", os.Args[0])
+	}
+	return p, nil
+}
+
+func (sp *Spawner) start(ctx context.Context) error {
+	bin, err := BrokerPath(sp.Command)
+	if err != nil {
+		return err
+	}
+	args := append(append([]string{}, sp.Args...), "--home", sp.Layout.Home, "--socket", sp.Layout.Socket)
+	logf, err := os.OpenFile(sp.Layout.BrokerLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open broker log: %w", err)
+	}
+	defer logf.Close()
+	start, _ := logf.Seek(0, 2)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(append(os.Environ(), sp.Env...), "INTERCOM_HOME="+sp.Layout.Home, "INTERCOM_SOCKET="+sp.Layout.Socket)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start broker %s: %w", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reap it whenever it ends
+	deadline := time.Now().Add(spawnWait)
+	for {
+		if c, err := sp.dialSocket(); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("%w: spawned broker exited (%v): %s", ErrNoBroker, err, logTail(sp.Layout.BrokerLog(), start))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: spawned broker (pid %d) did not open %s within %s; see %s", ErrNoBroker, cmd.Process.Pid, sp.Layout.Socket, spawnWait, sp.Layout.BrokerLog())
+		}
+	}
+}
+
+func logTail(path string, from int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < from {
+		return ""
+	}
+	data = bytes.TrimSpace(data[from:])
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,130 @@
+// Package store is intercom's durable state: a Badger v4 database opened with
+// synchronous writes, so a committed transaction is on disk. Concurrent
+// commits are grouped by Badger into one fsync (group commit), which keeps
+// throughput high while every accepted write is durable.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// ErrNotFound is returned when a key is absent.
+var ErrNotFound = errors.New("not found")
+
+// Txn is a Badger transaction.
+type Txn = badger.Txn
+
+// Store wraps a Badger database.
+type Store struct {
+	db     *badger.DB
+	log    *slog.Logger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// Open opens (creating if needed) the database in dir.
+func Open(dir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{log.With("component", "badger")}).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithCompactL0OnClose(true)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Store{db: db, log: log, cancel: cancel}
+	s.wg.Add(1)
+	go s.gcLoop(ctx)
+	return s, nil
+}
+
+func (s *Store) gcLoop(ctx context.Context) {
+	defer s.wg.Done()
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for s.db.RunValueLogGC(0.5) == nil {
+			}
+		}
+	}
+}
+
+// Update runs fn in a read-write transaction and commits it durably.
+func (s *Store) Update(fn func(*Txn) error) error { return s.db.Update(fn) }
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(fn func(*Txn) error) error { return s.db.View(fn) }
+
+// Get returns the value of key.
+func Get(txn *Txn, key string) ([]byte, error) {
+	item, err := txn.Get([]byte(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+// Scan calls fn for every key with prefix, in key order, until fn returns
+// false or an error.
+func Scan(txn *Txn, prefix string, fn func(key string, val []byte) (bool, error)) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = []byte(prefix)
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
+		item := it.Item()
+		val, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		more, err := fn(string(item.Key()), val)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops background work and closes the database. It is idempotent.
+func (s *Store) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.cancel()
+		s.wg.Wait()
+		err = s.db.Close()
+	})
+	return err
+}
+
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) msg(format string, args ...any) string {
+	return strings.TrimSpace(fmt.Sprintf(format, args...))
+}
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(b.msg(f, a...)) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(b.msg(f, a...)) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(b.msg(f, a...)) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(b.msg(f, a...)) }

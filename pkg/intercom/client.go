@@ -1,0 +1,300 @@
+// Package intercom is the Go client of the intercom broker: it finds (and if
+// needed starts) the broker, registers and holds sessions, lists presence,
+// and sends, asks, replies and acknowledges messages. Every intercom CLI is
+// built on it; other programs can embed it.
+//
+//	c, err := intercom.Connect(ctx, intercom.Options{})
+//	defer c.Close()
+//	s, err := c.Attach(ctx, intercom.AttachOptions{Name: "worker"})
+//	for m := range s.Messages() { ...; s.Ack(ctx, m.ID) }
+package intercom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/project"
+	"github.com/intercom-dev/intercom/internal/spawn"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Options configure a client.
+type Options struct {
+	Home          string        // INTERCOM_HOME; "" uses the environment/default
+	Socket        string        // INTERCOM_SOCKET override
+	NoSpawn       bool          // never start a broker
+	BrokerCommand string        // broker binary ("" finds intercom-broker)
+	BrokerArgs    []string      // extra broker arguments
+	Name          string        // connection name, for logs
+	Timeout       time.Duration // per request (default 8s)
+	Logger        *slog.Logger
+}
+
+// Client is a connection to the broker. It reconnects by itself (and
+// restarts the broker if needed) when the broker goes away.
+type Client struct {
+	nc      *nats.Conn
+	layout  paths.Layout
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	holders  map[*Session]bool
+	closed   bool
+	reconnMu sync.Mutex
+}
+
+// Connect dials the broker, starting one when none answers.
+func Connect(ctx context.Context, o Options) (*Client, error) {
+	layout, err := paths.Resolve(o.Home, o.Socket)
+	if err != nil {
+		return nil, err
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 8 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}}
+	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn}
+	// The first dial happens here so that its error is ours, not NATS's.
+	first, err := sp.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &dialer{sp: sp, first: first}
+	name := o.Name
+	if name == "" {
+		name = "intercom-client"
+	}
+	nc, err := nats.Connect("nats://intercom.invalid:4222",
+		nats.SetCustomDialer(d),
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.CustomReconnectDelay(backoff),
+		nats.ReconnectBufSize(16<<20),
+		nats.Timeout(5*time.Second),
+		nats.ReconnectHandler(func(*nats.Conn) { go c.onReconnect() }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				c.log.Debug("disconnected from broker", "err", err)
+			}
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.log.Warn("nats", "err", err)
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+	}
+	c.nc = nc
+	return c, nil
+}
+
+// backoff is the reconnect delay: quick at first, capped at 5 s, jittered.
+func backoff(attempts int) time.Duration {
+	steps := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
+	d := steps[min(attempts, len(steps)-1)]
+	return d + time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+type dialer struct {
+	sp    *spawn.Spawner
+	mu    sync.Mutex
+	first net.Conn
+}
+
+func (d *dialer) Dial(_, _ string) (net.Conn, error) {
+	d.mu.Lock()
+	if c := d.first; c != nil {
+		d.first = nil
+		d.mu.Unlock()
+		return c, nil
+	}
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return d.sp.Dial(ctx)
+}
+
+// Layout returns the paths this client uses.
+func (c *Client) Layout() paths.Layout { return c.layout }
+
+// Conn exposes the underlying NATS connection (for tests and tools).
+func (c *Client) Conn() *nats.Conn { return c.nc }
+
+// Close ends the connection; held sessions become disconnected.
+func (c *Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	hs := c.holders
+	c.holders = map[*Session]bool{}
+	c.mu.Unlock()
+	for s := range hs {
+		s.stop()
+	}
+	if c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// call sends one API request and decodes the reply envelope.
+func call[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, error) {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", subj, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, subj, data)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+			return nil, fmt.Errorf("%w: no answer to %s in time", ErrNoBroker, subj)
+		}
+		return nil, fmt.Errorf("%s: %w", subj, err)
+	}
+	var out wire.Reply[Res]
+	if err := json.Unmarshal(msg.Data, &out); err != nil {
+		return nil, fmt.Errorf("decode %s reply: %w", subj, err)
+	}
+	if out.Error != nil {
+		return nil, out.Error
+	}
+	if out.Result == nil {
+		return nil, fmt.Errorf("%s: empty reply", subj)
+	}
+	return out.Result, nil
+}
+
+// Ping checks that the broker answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := call[wire.Empty](ctx, c, wire.SubjPing, struct{}{})
+	return err
+}
+
+// ListOptions select presence rows.
+type ListOptions struct {
+	Self                string // session id of the caller, marked Self
+	Scope               string // "project" (default) or "all"
+	Cwd                 string // project of this dir ("" = current dir)
+	IncludeDisconnected bool
+}
+
+// List returns sessions.
+func (c *Client) List(ctx context.Context, o ListOptions) ([]wire.Session, error) {
+	cwd, proj := Here(o.Cwd)
+	_ = cwd
+	res, err := call[wire.ListReply](ctx, c, wire.SubjList, wire.ListRequest{
+		Self: o.Self, Project: proj, Scope: o.Scope, IncludeDisconnected: o.IncludeDisconnected,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.Sessions, nil
+}
+
+// Here returns the absolute working directory (dir or the current one) and
+// its project identity.
+func Here(dir string) (string, string) {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	return dir, project.Of(dir)
+}
+
+// SetState reports a session's lifecycle status (idle, thinking,
+// tool:NAME) and optionally whether it accepts asks.
+func (c *Client) SetState(ctx context.Context, id, status string, acceptsAsks *bool) (wire.Session, error) {
+	res, err := call[wire.Session](ctx, c, wire.SubjState, wire.StateRequest{SessionID: id, Status: status, AcceptsAsks: acceptsAsks})
+	if err != nil {
+		return wire.Session{}, err
+	}
+	return *res, nil
+}
+
+// Send submits a message and returns once the broker has stored it durably.
+// A ClientMsgID is generated when empty; the request is retried with it
+// across broker restarts until ctx ends, and the broker stores it once.
+func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply, error) {
+	if req.ClientMsgID == "" {
+		req.ClientMsgID = randomID()
+	}
+	for {
+		res, err := call[wire.SendReply](ctx, c, wire.SubjSend, req)
+		if err == nil {
+			return *res, nil
+		}
+		if !errors.Is(err, ErrNoBroker) && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrConnectionClosed) {
+			return wire.SendReply{}, err
+		}
+		if ctx.Err() != nil || c.isClosed() {
+			return wire.SendReply{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return wire.SendReply{}, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Ack confirms that messages were handed on; they are never delivered again.
+func (c *Client) Ack(ctx context.Context, sessionID string, ids ...string) (int, error) {
+	res, err := call[wire.AckReply](ctx, c, wire.SubjAck, wire.AckRequest{SessionID: sessionID, IDs: ids})
+	if err != nil {
+		return 0, err
+	}
+	return res.Acked, nil
+}
+
+// Inbox fetches stored messages that may be delivered now (without acking).
+func (c *Client) Inbox(ctx context.Context, sessionID string, limit int) ([]wire.Message, error) {
+	res, err := call[wire.InboxReply](ctx, c, wire.SubjInbox, wire.InboxRequest{SessionID: sessionID, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+// Pending lists unresolved asks addressed to a session.
+func (c *Client) Pending(ctx context.Context, sessionID string) ([]wire.PendingAsk, error) {
+	res, err := call[wire.PendingReply](ctx, c, wire.SubjPending, wire.SessionRef{SessionID: sessionID})
+	if err != nil {
+		return nil, err
+	}
+	return res.Asks, nil
+}
+
+// Forget removes a disconnected session and everything in its inbox.
+func (c *Client) Forget(ctx context.Context, sessionID string) error {
+	_, err := call[wire.Empty](ctx, c, wire.SubjForget, wire.SessionRef{SessionID: sessionID})
+	return err
+}
+
+// Unregister marks a session disconnected (it stays known and keeps
+// receiving into its inbox).
+func (c *Client) Unregister(ctx context.Context, sessionID string) error {
+	_, err := call[wire.Empty](ctx, c, wire.SubjUnreg, wire.SessionRef{SessionID: sessionID})
+	return err
+}

@@ -1,0 +1,34 @@
+package intercom
+
+import (
+	"errors"
+
+	"github.com/intercom-dev/intercom/internal/spawn"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Errors returned by the client; match them with errors.Is. Broker errors
+// are *wire.Error values whose Code selects the sentinel.
+var (
+	ErrBadRequest  = &wire.Error{Code: wire.CodeBadRequest}
+	ErrNotFound    = &wire.Error{Code: wire.CodeNotFound}
+	ErrAmbiguous   = &wire.Error{Code: wire.CodeAmbiguous}
+	ErrSelf        = &wire.Error{Code: wire.CodeSelf}
+	ErrTooLarge    = &wire.Error{Code: wire.CodeTooLarge}
+	ErrAskBusy     = &wire.Error{Code: wire.CodeAskBusy}
+	ErrPeerOffline = &wire.Error{Code: wire.CodePeerOffline}
+	ErrNoSpace     = &wire.Error{Code: wire.CodeNoSpace}
+	ErrFull        = &wire.Error{Code: wire.CodeFull}
+
+	// ErrNoBroker: no broker answered and none could be started.
+	ErrNoBroker = spawn.ErrNoBroker
+	// ErrUnhealthy: a broker process looks alive but its socket is dead.
+	ErrUnhealthy = spawn.ErrUnhealthy
+	// ErrAskTimeout: no reply arrived in time.
+	ErrAskTimeout = errors.New("ask timed out")
+	// ErrPeerDisconnected: the asked session left before answering.
+	ErrPeerDisconnected = errors.New("peer disconnected before answering")
+	// ErrPeerBusy: the target does not accept asks now; the message was
+	// delivered but nobody waits for a reply.
+	ErrPeerBusy = errors.New("peer_busy")
+)

@@ -1,0 +1,242 @@
+package intercom
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// AttachOptions describe the session to register.
+type AttachOptions struct {
+	Name        string // "" gets the alias session-<8 hex>
+	ResumeID    string // re-attach this existing session
+	RequestID   string // preferred id for a new session (resumed if it exists and is free)
+	Cwd         string // "" = current directory
+	Model       string
+	Status      string // initial status, default idle
+	AcceptsAsks *bool
+	Ephemeral   bool // forgotten when the connection ends (CLI one-shots)
+	NoDeliver   bool // register without receiving pushes
+}
+
+// Session is a session held by this client: it stays connected while the
+// client lives, is re-registered with the same id after a reconnect, and
+// receives pushed messages on Messages.
+type Session struct {
+	c    *Client
+	opts AttachOptions
+
+	mu     sync.Mutex
+	info   wire.Session
+	status string
+	accept *bool
+	sub    *nats.Subscription
+	msgs   chan wire.Message
+	seen   map[string]bool
+	order  []string
+	done   bool
+}
+
+// Attach registers a session and holds it.
+func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) {
+	if o.Name != "" {
+		if err := presence.ValidateName(o.Name); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+	}
+	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 1024), seen: map[string]bool{}, status: o.Status, accept: o.AcceptsAsks}
+	id := o.ResumeID
+	if id == "" {
+		id = o.RequestID
+	}
+	if id == "" {
+		id = presence.NewID()
+	}
+	if err := s.subscribe(id); err != nil {
+		return nil, err
+	}
+	info, err := s.register(ctx, id, o.ResumeID != "")
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	if info.ID != id { // requested id was taken: follow the one we got
+		if err := s.subscribe(info.ID); err != nil {
+			return nil, err
+		}
+		if info, err = s.register(ctx, info.ID, true); err != nil {
+			s.stop()
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	c.holders[s] = true
+	c.mu.Unlock()
+	return s, nil
+}
+
+func (s *Session) subscribe(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sub != nil {
+		_ = s.sub.Unsubscribe()
+		s.sub = nil
+	}
+	if s.opts.NoDeliver {
+		return nil
+	}
+	sub, err := s.c.nc.Subscribe(wire.Deliver(id), s.onPush)
+	if err != nil {
+		return fmt.Errorf("subscribe deliveries: %w", err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	s.sub = sub
+	return s.c.nc.Flush()
+}
+
+func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Session, error) {
+	cid, err := s.c.nc.GetClientID()
+	if err != nil {
+		return wire.Session{}, fmt.Errorf("register: %w", err)
+	}
+	cwd, proj := Here(s.opts.Cwd)
+	s.mu.Lock()
+	name := s.opts.Name
+	if s.info.Name != "" && name == "" && !presenceAlias(s.info) {
+		name = s.info.Name
+	}
+	req := wire.RegisterRequest{
+		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
+		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
+		Holder: !s.opts.NoDeliver,
+	}
+	s.mu.Unlock()
+	res, err := call[wire.RegisterReply](ctx, s.c, wire.SubjRegister, req)
+	if err != nil {
+		return wire.Session{}, err
+	}
+	s.mu.Lock()
+	s.info = res.Session
+	s.mu.Unlock()
+	return res.Session, nil
+}
+
+func presenceAlias(info wire.Session) bool { return info.Name == presence.Alias(info.ID) }
+
+// onReconnect re-registers every held session on the new connection.
+func (c *Client) onReconnect() {
+	c.reconnMu.Lock()
+	defer c.reconnMu.Unlock()
+	c.mu.Lock()
+	hs := make([]*Session, 0, len(c.holders))
+	for s := range c.holders {
+		hs = append(hs, s)
+	}
+	c.mu.Unlock()
+	for _, s := range hs {
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		id := s.ID()
+		_, err := s.register(ctx, id, true)
+		if errors.Is(err, ErrNotFound) { // the broker lost it (ephemeral, or a fresh store)
+			_, err = s.register(ctx, id, false)
+		}
+		cancel()
+		if err != nil {
+			c.log.Warn("re-register after reconnect", "session", id, "err", err)
+		} else {
+			c.log.Info("session re-registered", "session", id)
+		}
+	}
+}
+
+func (s *Session) onPush(m *nats.Msg) {
+	var msg wire.Message
+	if err := json.Unmarshal(m.Data, &msg); err != nil {
+		s.c.log.Warn("undecodable push", "err", err)
+		return
+	}
+	s.mu.Lock()
+	if s.done || s.seen[msg.ID] {
+		s.mu.Unlock()
+		return
+	}
+	s.seen[msg.ID] = true
+	s.order = append(s.order, msg.ID)
+	if len(s.order) > 20000 {
+		for _, id := range s.order[:10000] {
+			delete(s.seen, id)
+		}
+		s.order = append([]string(nil), s.order[10000:]...)
+	}
+	s.mu.Unlock()
+	s.msgs <- msg
+}
+
+// Messages delivers pushed messages, oldest first, each once per holder.
+// Ack each after handing it on; unacked ones come back after a reconnect.
+func (s *Session) Messages() <-chan wire.Message { return s.msgs }
+
+// ID is the session id.
+func (s *Session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info.ID
+}
+
+// Info is the session row as last registered.
+func (s *Session) Info() wire.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// Ack confirms delivery of messages.
+func (s *Session) Ack(ctx context.Context, ids ...string) error {
+	_, err := s.c.Ack(ctx, s.ID(), ids...)
+	return err
+}
+
+// SetState reports the holder's lifecycle; it is kept for re-registration.
+func (s *Session) SetState(ctx context.Context, status string, acceptsAsks *bool) error {
+	s.mu.Lock()
+	s.status, s.accept = status, acceptsAsks
+	s.mu.Unlock()
+	_, err := s.c.SetState(ctx, s.ID(), status, acceptsAsks)
+	return err
+}
+
+// Detach unregisters the session (it stays known, state disconnected) and
+// stops receiving.
+func (s *Session) Detach(ctx context.Context) error {
+	id := s.ID()
+	s.stop()
+	s.c.mu.Lock()
+	delete(s.c.holders, s)
+	s.c.mu.Unlock()
+	return s.c.Unregister(ctx, id)
+}
+
+func (s *Session) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sub != nil {
+		_ = s.sub.Unsubscribe()
+		s.sub = nil
+	}
+	s.done = true
+}

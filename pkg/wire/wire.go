@@ -1,0 +1,276 @@
+// Package wire defines the JSON messages exchanged between intercom clients
+// and the broker over NATS, and the subjects they travel on. It is public so
+// that programs other than ours can speak to a broker.
+package wire
+
+import (
+	"fmt"
+	"time"
+)
+
+// Subjects. Requests go to API subjects and get one JSON reply; pushes to a
+// holder go to Deliver(sessionID).
+const (
+	SubjectPrefix = "ic.v1."
+	SubjRegister  = SubjectPrefix + "register"
+	SubjUnreg     = SubjectPrefix + "unregister"
+	SubjList      = SubjectPrefix + "list"
+	SubjState     = SubjectPrefix + "state"
+	SubjSend      = SubjectPrefix + "send"
+	SubjAck       = SubjectPrefix + "ack"
+	SubjInbox     = SubjectPrefix + "inbox"
+	SubjPending   = SubjectPrefix + "pending"
+	SubjForget    = SubjectPrefix + "forget"
+	SubjAskCancel = SubjectPrefix + "askcancel"
+	SubjPing      = SubjectPrefix + "ping"
+	deliverPrefix = SubjectPrefix + "deliver."
+)
+
+// Deliver is the subject on which the broker pushes messages to the holder of
+// session id.
+func Deliver(id string) string { return deliverPrefix + id }
+
+// Limits.
+const (
+	MaxMessageBytes = 1 << 20 // whole message: text plus attachments
+	MaxNameLen      = 64
+	MaxLabelLen     = 4096
+)
+
+// Session states.
+const (
+	StateIdle         = "idle"
+	StateBusy         = "busy"
+	StateUnknown      = "unknown"
+	StateDisconnected = "disconnected"
+)
+
+// Session is one row of presence.
+type Session struct {
+	ID                   string     `json:"id"`
+	Name                 string     `json:"name"`
+	Target               string     `json:"target"`
+	Cwd                  string     `json:"cwd"`
+	Project              string     `json:"project"`
+	Model                string     `json:"model,omitempty"`
+	Status               string     `json:"status"`
+	State                string     `json:"state"`
+	AcceptsAsks          bool       `json:"accepts_asks"`
+	PendingAsks          int        `json:"pending_asks"`
+	LastIntercomActivity *time.Time `json:"last_intercom_activity"`
+	LastSeen             time.Time  `json:"last_seen"`
+	Connected            bool       `json:"connected"`
+	Ephemeral            bool       `json:"ephemeral,omitempty"`
+	Self                 bool       `json:"self,omitempty"`
+	Queued               int        `json:"queued"`
+}
+
+// RegisterRequest creates or resumes a session held by the sending connection.
+type RegisterRequest struct {
+	ID          string `json:"id,omitempty"` // resume this id, or request it for a new session
+	Resume      bool   `json:"resume,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Cwd         string `json:"cwd"`
+	Project     string `json:"project"`
+	Model       string `json:"model,omitempty"`
+	Status      string `json:"status,omitempty"`
+	AcceptsAsks *bool  `json:"accepts_asks,omitempty"`
+	ClientID    uint64 `json:"client_id"` // the NATS client id of the holding connection
+	Ephemeral   bool   `json:"ephemeral,omitempty"`
+	Holder      bool   `json:"holder,omitempty"` // push messages to Deliver(id)
+}
+
+// RegisterReply answers RegisterRequest.
+type RegisterReply struct {
+	Session Session `json:"session"`
+}
+
+// SessionRef names a session by id.
+type SessionRef struct {
+	SessionID string `json:"session_id"`
+}
+
+// ListRequest asks for presence rows.
+type ListRequest struct {
+	Self                string `json:"self,omitempty"`
+	Project             string `json:"project,omitempty"`
+	Scope               string `json:"scope,omitempty"` // project (default) or all
+	IncludeDisconnected bool   `json:"include_disconnected,omitempty"`
+}
+
+// ListReply answers ListRequest.
+type ListReply struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// StateRequest reports a holder's lifecycle.
+type StateRequest struct {
+	SessionID   string `json:"session_id"`
+	Status      string `json:"status,omitempty"` // idle, thinking, tool:NAME (+ optional " · suffix")
+	AcceptsAsks *bool  `json:"accepts_asks,omitempty"`
+}
+
+// Delivery modes.
+const (
+	DeliverySteer   = "steer"
+	DeliveryQueue   = "queue"
+	DeliveryPassive = "passive"
+)
+
+// Attachment is carried with a message; its content is part of the body.
+type Attachment struct {
+	Type     string `json:"type"` // file, snippet, context
+	Name     string `json:"name"`
+	Language string `json:"language,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Content  string `json:"content"`
+}
+
+// Peer identifies a message's sender.
+type Peer struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Cwd  string `json:"cwd,omitempty"`
+}
+
+// Message is what a holder receives.
+type Message struct {
+	ID           string       `json:"id"`
+	Seq          uint64       `json:"seq"`
+	From         Peer         `json:"from"`
+	To           string       `json:"to"`
+	Text         string       `json:"text"`
+	Delivery     string       `json:"delivery"`
+	ExpectsReply bool         `json:"expects_reply"`
+	ReplyTo      string       `json:"reply_to,omitempty"`
+	Thread       string       `json:"thread,omitempty"`
+	QueueMode    string       `json:"queue_mode,omitempty"`
+	Attachments  []Attachment `json:"attachments,omitempty"`
+	SentAt       time.Time    `json:"sent_at"`
+}
+
+// Size is the message's payload size counted against MaxMessageBytes.
+func (m *Message) Size() int {
+	n := len(m.Text)
+	for _, a := range m.Attachments {
+		n += len(a.Content) + len(a.Name) + len(a.Language) + len(a.Path)
+	}
+	return n
+}
+
+// SendRequest submits a message. The broker answers only after it is
+// durably in the recipient's inbox.
+type SendRequest struct {
+	From         string       `json:"from"` // sender session id
+	To           string       `json:"to"`   // target: name, id or id prefix
+	Text         string       `json:"text"`
+	Delivery     string       `json:"delivery,omitempty"`
+	DeliverySet  bool         `json:"delivery_set,omitempty"` // delivery was chosen explicitly
+	ExpectsReply bool         `json:"expects_reply,omitempty"`
+	ReplyTo      string       `json:"reply_to,omitempty"`
+	Thread       string       `json:"thread,omitempty"`
+	QueueMode    string       `json:"queue_mode,omitempty"` // "" or replace
+	Attachments  []Attachment `json:"attachments,omitempty"`
+	ClientMsgID  string       `json:"client_msg_id,omitempty"` // idempotency key per sender
+	// For asks: where the broker publishes the AskEvent, and how long the
+	// obligation lives.
+	WaitSubject string `json:"wait_subject,omitempty"`
+	TimeoutMs   int64  `json:"timeout_ms,omitempty"`
+}
+
+// SendReply reports acceptance.
+type SendReply struct {
+	ID        string  `json:"id"`
+	To        Session `json:"to"`
+	Offline   bool    `json:"offline,omitempty"`
+	Duplicate bool    `json:"duplicate,omitempty"`
+	PeerBusy  bool    `json:"peer_busy,omitempty"`
+}
+
+// AskEvent is published to an ask's WaitSubject.
+type AskEvent struct {
+	AskID  string   `json:"ask_id"`
+	Reply  *Message `json:"reply,omitempty"`
+	Reason string   `json:"reason,omitempty"` // peer_disconnected, timeout
+	Error  string   `json:"error,omitempty"`
+}
+
+// AckRequest confirms delivery of messages to a holder.
+type AckRequest struct {
+	SessionID string   `json:"session_id"`
+	IDs       []string `json:"ids"`
+}
+
+// AckReply answers AckRequest.
+type AckReply struct {
+	Acked int `json:"acked"`
+}
+
+// InboxRequest fetches undelivered messages.
+type InboxRequest struct {
+	SessionID string `json:"session_id"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// InboxReply answers InboxRequest.
+type InboxReply struct {
+	Messages []Message `json:"messages"`
+}
+
+// PendingAsk is an unresolved inbound ask.
+type PendingAsk struct {
+	AskID      string    `json:"reply_to"`
+	From       Peer      `json:"from"`
+	FromTarget string    `json:"from_target"`
+	Text       string    `json:"text"`
+	SentAt     time.Time `json:"sent_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// PendingReply answers a pending request.
+type PendingReply struct {
+	Asks []PendingAsk `json:"asks"`
+}
+
+// Empty is the reply of requests with no result.
+type Empty struct{}
+
+// Error codes returned by the broker.
+const (
+	CodeBadRequest  = "bad_request"
+	CodeNotFound    = "not_found"
+	CodeAmbiguous   = "ambiguous"
+	CodeSelf        = "self_target"
+	CodeTooLarge    = "too_large"
+	CodeAskBusy     = "ask_in_progress"
+	CodePeerOffline = "peer_offline"
+	CodeNoSpace     = "no_space"
+	CodeInternal    = "internal"
+	CodeFull        = "full"
+)
+
+// Error is a broker error reply.
+type Error struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Choices []string `json:"choices,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an Error.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Reply is the envelope of every API reply: exactly one of Error or Result.
+type Reply[T any] struct {
+	Error  *Error `json:"error,omitempty"`
+	Result *T     `json:"result,omitempty"`
+}
+
+// Is makes errors.Is(err, &Error{Code: c}) match any error with code c.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
