@@ -1,0 +1,30 @@
+# intercom — run `make help` for targets.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/intercom-dev/intercom/internal/cli.Version=$(VERSION) -X github.com/intercom-dev/intercom/internal/brokercmd.Version=$(VERSION)
+BINS    := intercom intercom-broker
+GO      ?= go
+PREFIX  ?= $(HOME)/.local
+
+.DEFAULT_GOAL := help
+
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build the binaries into bin/.
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ $(addprefix ./cmd/,$(BINS))
+
+test: ## Unit and e2e tests, with the race detector.
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
+	./scripts/demo.sh
+
+install: ## Install the binaries into $(PREFIX)/bin.
+	install -d $(PREFIX)/bin
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/ $(addprefix ./cmd/,$(BINS))
+
+clean: ## Remove build output.
+	rm -rf bin
+
+.PHONY: help build test demo install clean
