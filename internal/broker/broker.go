@@ -273,12 +273,15 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjInbox, b.inbox),
 		handle(b, wire.SubjForget, b.forget),
 		handle(b, wire.SubjAskCancel, b.askCancel),
+		handle(b, wire.SubjSubscribe, b.subscribeTopic),
+		handle(b, wire.SubjUnsub, b.unsubscribeTopic),
+		handle(b, wire.SubjTopics, b.topics),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("subscribe api: %w", err)
 	}
 	// send and ack go through the ordered commit pipeline.
-	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck} {
+	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck, wire.SubjPublish: b.onPublish} {
 		sub, err := b.nc.Subscribe(subj, fn)
 		if err != nil {
 			return fmt.Errorf("subscribe %s: %w", subj, err)

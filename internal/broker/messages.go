@@ -673,6 +673,9 @@ func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
 	if err := b.dropInbox(s.ID); err != nil {
 		return nil, err
 	}
+	if err := b.dropSubscriptions(s.ID); err != nil {
+		return nil, err
+	}
 	b.log.Info("session forgotten", "id", s.ID, "name", s.Name)
 	return &wire.Empty{}, nil
 }

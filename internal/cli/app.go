@@ -48,6 +48,11 @@ type CLI struct {
 	Pending PendingCmd `cmd:"" help:"List unresolved inbound asks."`
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
+
+	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
+	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`
+	Publish     PublishCmd     `cmd:"" group:"Topics" help:"Replace this session's record on a topic."`
+	Topics      TopicsCmd      `cmd:"" group:"Topics" help:"Show topic records, subscribers and resource owners."`
 }
 
 // usageError marks an error as a usage error (exit 2).

@@ -24,6 +24,9 @@ type messageJSON struct {
 	Thread       string            `json:"thread,omitempty"`
 	Attachments  []wire.Attachment `json:"attachments"`
 	SentAt       time.Time         `json:"sent_at"`
+	Topic        string            `json:"topic,omitempty"`
+	Resource     string            `json:"resource,omitempty"`
+	Ownership    string            `json:"ownership,omitempty"`
 }
 
 func toJSON(m wire.Message) messageJSON {
@@ -31,8 +34,13 @@ func toJSON(m wire.Message) messageJSON {
 	if att == nil {
 		att = []wire.Attachment{}
 	}
-	return messageJSON{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
-		ExpectsReply: m.ExpectsReply, ReplyTo: m.ReplyTo, Thread: m.Thread, Attachments: att, SentAt: m.SentAt}
+	j := messageJSON{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
+		ExpectsReply: m.ExpectsReply, ReplyTo: m.ReplyTo, Thread: m.Thread, Attachments: att, SentAt: m.SentAt,
+		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership}
+	if m.Topic != "" {
+		j.Event = m.Event // topic wake-ups carry their topic event: blocker, decision, release
+	}
+	return j
 }
 
 // tildify shortens a path under $HOME to ~/….
@@ -46,6 +54,14 @@ func tildify(p string) string {
 // renderMessage prints a message as a person or agent reads it: sender and
 // cwd, the reply hint for asks, then the body and attachments.
 func renderMessage(w io.Writer, m wire.Message, self string, replyHint bool) {
+	if m.Topic != "" {
+		own := ""
+		if m.Resource != "" {
+			own = fmt.Sprintf(" · resource %s %s", m.Resource, m.Ownership)
+		}
+		fmt.Fprintf(w, "**Topic %s — %s from %s**%s [id %s · %s]\n\n%s\n\n", m.Topic, m.Event, m.From.Name, own, m.ID, m.SentAt.Local().Format("15:04:05"), strings.TrimRight(m.Text, "\n"))
+		return
+	}
 	mode := m.Delivery
 	if m.ReplyTo != "" {
 		mode += ", reply to " + m.ReplyTo

@@ -264,3 +264,23 @@ func resolveIn(set []*wire.Session, target string) (*wire.Session, error) {
 	sort.Strings(choices)
 	return nil, &AmbiguousError{Target: target, Choices: choices}
 }
+
+var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
+
+const maxTopicLen = 200
+
+// ValidateTopic checks an exact topic name: 1-200 of letters, digits and
+// . _ : / @ -, no wildcards, no empty path segments.
+func ValidateTopic(t string) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("invalid topic: empty")
+	case len(t) > maxTopicLen:
+		return fmt.Errorf("invalid topic: longer than %d characters", maxTopicLen)
+	case strings.ContainsAny(t, "*>"):
+		return fmt.Errorf("invalid topic %q: wildcards are not supported; topics are exact names", t)
+	case !topicRE.MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
+		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / @ - (no spaces, no empty segments)", t)
+	}
+	return nil
+}

@@ -23,6 +23,10 @@ const (
 	SubjForget    = SubjectPrefix + "forget"
 	SubjAskCancel = SubjectPrefix + "askcancel"
 	SubjPing      = SubjectPrefix + "ping"
+	SubjSubscribe = SubjectPrefix + "subscribe"
+	SubjUnsub     = SubjectPrefix + "unsubscribe"
+	SubjPublish   = SubjectPrefix + "publish"
+	SubjTopics    = SubjectPrefix + "topics"
 	deliverPrefix = SubjectPrefix + "deliver."
 )
 
@@ -147,6 +151,11 @@ type Message struct {
 	QueueMode    string       `json:"queue_mode,omitempty"`
 	Attachments  []Attachment `json:"attachments,omitempty"`
 	SentAt       time.Time    `json:"sent_at"`
+	// Set on topic wake-ups (blocker, decision, release).
+	Topic     string `json:"topic,omitempty"`
+	Event     string `json:"event,omitempty"`
+	Resource  string `json:"resource,omitempty"`
+	Ownership string `json:"ownership,omitempty"`
 }
 
 // Size is the message's payload size counted against MaxMessageBytes.
@@ -273,4 +282,100 @@ type Reply[T any] struct {
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// Topic events and ownership.
+const (
+	EventUpdate   = "update"
+	EventBlocker  = "blocker"
+	EventDecision = "decision"
+	EventRelease  = "release"
+
+	OwnershipHeld        = "held"
+	OwnershipReleased    = "released"
+	OwnershipUnavailable = "unavailable"
+)
+
+// SubscribeRequest subscribes (or unsubscribes) a session to a topic.
+type SubscribeRequest struct {
+	SessionID    string `json:"session_id"`
+	Topic        string `json:"topic"`
+	AwaitRelease bool   `json:"await_release,omitempty"`
+}
+
+// SubscribeReply answers SubscribeRequest.
+type SubscribeReply struct {
+	Topic        string `json:"topic"`
+	AwaitRelease bool   `json:"await_release"`
+	Existed      bool   `json:"existed"`
+}
+
+// PublishRequest replaces the sender's current record on a topic.
+type PublishRequest struct {
+	From      string `json:"from"`
+	Topic     string `json:"topic"`
+	Event     string `json:"event,omitempty"` // default update
+	Message   string `json:"message"`
+	Resource  string `json:"resource,omitempty"`
+	Ownership string `json:"ownership,omitempty"`
+	// Version orders one sender's publications: a publication older than the
+	// stored record is ignored. 0 means "now".
+	Version int64 `json:"version,omitempty"`
+}
+
+// PublishReply reports the outcome.
+type PublishReply struct {
+	Topic string `json:"topic"`
+	Seq   uint64 `json:"seq"`
+	Stale bool   `json:"stale,omitempty"` // an newer record was already stored
+	Woken int    `json:"woken"`           // subscribers that got a steer message
+}
+
+// TopicsRequest reads topic state.
+type TopicsRequest struct {
+	Topic string `json:"topic,omitempty"`
+}
+
+// TopicRecord is one sender's current publication.
+type TopicRecord struct {
+	Topic           string    `json:"topic"`
+	From            Peer      `json:"from"`
+	Event           string    `json:"event"`
+	Message         string    `json:"message"`
+	Resource        string    `json:"resource,omitempty"`
+	Ownership       string    `json:"ownership,omitempty"`          // effective: held, released or unavailable
+	Declared        string    `json:"declared_ownership,omitempty"` // as published
+	SenderConnected bool      `json:"sender_connected"`
+	Seq             uint64    `json:"seq"`
+	Version         int64     `json:"version"`
+	PublishedAt     time.Time `json:"published_at"`
+}
+
+// TopicSubscriber is one subscription.
+type TopicSubscriber struct {
+	SessionID    string `json:"session_id"`
+	Name         string `json:"name"`
+	AwaitRelease bool   `json:"await_release"`
+	Connected    bool   `json:"connected"`
+}
+
+// ResourceState is the advisory owner of a resource.
+type ResourceState struct {
+	Resource string `json:"resource"`
+	State    string `json:"state"` // held, released, unavailable
+	Holder   *Peer  `json:"holder,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// TopicInfo is a topic's current state.
+type TopicInfo struct {
+	Topic       string            `json:"topic"`
+	Records     []TopicRecord     `json:"records"`
+	Subscribers []TopicSubscriber `json:"subscribers"`
+	Resources   []ResourceState   `json:"resources"`
+}
+
+// TopicsReply answers TopicsRequest.
+type TopicsReply struct {
+	Topics []TopicInfo `json:"topics"`
 }

@@ -1,0 +1,371 @@
+package broker
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Topics: each sender has one current record per topic (trec/<topic>\x00<sender>)
+// and each subscription is a key (tsub/<topic>\x00<session>). Records and
+// subscriptions live in Badger; wake-ups travel as ordinary inbox messages,
+// written in the same transaction as the record.
+
+func trecKey(topic, sid string) string { return "trec/" + topic + "\x00" + sid }
+func tsubKey(topic, sid string) string { return "tsub/" + topic + "\x00" + sid }
+
+// storedRecord is a topic record on disk.
+type storedRecord struct {
+	Topic       string    `json:"topic"`
+	From        wire.Peer `json:"from"`
+	Event       string    `json:"event"`
+	Message     string    `json:"message"`
+	Resource    string    `json:"resource,omitempty"`
+	Ownership   string    `json:"ownership,omitempty"`
+	Seq         uint64    `json:"seq"`
+	Version     int64     `json:"version"`
+	PublishedAt time.Time `json:"published_at"`
+}
+
+type storedSub struct {
+	Topic        string    `json:"topic"`
+	SessionID    string    `json:"session_id"`
+	AwaitRelease bool      `json:"await_release"`
+	Since        time.Time `json:"since"`
+}
+
+// commitWait runs apply through the ordered committer and waits for it.
+func (b *Broker) commitWait(apply func(*store.Txn) error) error {
+	done := make(chan error, 1)
+	b.cmt.Submit(op{apply: apply, after: func(err error) { done <- err }})
+	return <-done
+}
+
+func (b *Broker) topicSession(sid, verb string) (*session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[sid]
+	if s == nil {
+		return nil, wire.Errorf(wire.CodeNotFound, "%s: no session with id %q", verb, sid)
+	}
+	if s.Ephemeral {
+		return nil, wire.Errorf(wire.CodeBadRequest, "%s: an ephemeral session cannot hold topic state; pass --session", verb)
+	}
+	return s, nil
+}
+
+func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply, error) {
+	if err := presence.ValidateTopic(req.Topic); err != nil {
+		return nil, badRequest(err)
+	}
+	if _, err := b.topicSession(req.SessionID, "subscribe"); err != nil {
+		return nil, err
+	}
+	out := &wire.SubscribeReply{Topic: req.Topic, AwaitRelease: req.AwaitRelease}
+	err := b.commitWait(func(txn *store.Txn) error {
+		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+		out.Existed = err == nil
+		data, _ := json.Marshal(storedSub{Topic: req.Topic, SessionID: req.SessionID, AwaitRelease: req.AwaitRelease, Since: time.Now().UTC()})
+		return txn.Set([]byte(tsubKey(req.Topic, req.SessionID)), data)
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return out, nil
+}
+
+func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply, error) {
+	if err := presence.ValidateTopic(req.Topic); err != nil {
+		return nil, badRequest(err)
+	}
+	out := &wire.SubscribeReply{Topic: req.Topic}
+	err := b.commitWait(func(txn *store.Txn) error {
+		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+		if err == store.ErrNotFound {
+			return opError{wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic)}
+		}
+		out.Existed = true
+		return txn.Delete([]byte(tsubKey(req.Topic, req.SessionID)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func validatePublish(req *wire.PublishRequest) error {
+	bad := func(f string, a ...any) error { return wire.Errorf(wire.CodeBadRequest, f, a...) }
+	if err := presence.ValidateTopic(req.Topic); err != nil {
+		return bad("%v", err)
+	}
+	if req.Event == "" {
+		req.Event = wire.EventUpdate
+	}
+	switch req.Event {
+	case wire.EventUpdate, wire.EventBlocker, wire.EventDecision, wire.EventRelease:
+	default:
+		return bad("invalid event %q: want update, blocker, decision or release", req.Event)
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		return bad("publish: message is required (a record is self-contained current state)")
+	}
+	if err := presence.ValidText("message", req.Message); err != nil {
+		return bad("%v", err)
+	}
+	if len(req.Message) > wire.MaxMessageBytes {
+		return wire.Errorf(wire.CodeTooLarge, "message too large (%d bytes; max %d)", len(req.Message), wire.MaxMessageBytes)
+	}
+	if (req.Resource == "") != (req.Ownership == "") {
+		return bad("--resource and --ownership go together")
+	}
+	if req.Resource != "" {
+		if err := presence.ValidLabel("resource", req.Resource); err != nil || len(req.Resource) > 200 {
+			return bad("invalid resource %q", req.Resource)
+		}
+		switch req.Ownership {
+		case wire.OwnershipHeld, wire.OwnershipReleased:
+		default:
+			return bad("invalid ownership %q: want held or released", req.Ownership)
+		}
+	}
+	if req.Event == wire.EventRelease && req.Ownership == wire.OwnershipHeld {
+		return bad("a release cannot declare ownership held")
+	}
+	if req.Version < 0 {
+		return bad("invalid version")
+	}
+	return nil
+}
+
+// onPublish stores a record and, for blocker/decision/release, a steer
+// message in each woken subscriber's inbox, in one transaction.
+func (b *Broker) onPublish(m *nats.Msg) {
+	fail := func(err error) { respond(m, wire.Reply[wire.PublishReply]{Error: toWireError(err)}) }
+	var req wire.PublishRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		fail(wire.Errorf(wire.CodeBadRequest, "decode publish request: %v", err))
+		return
+	}
+	if err := validatePublish(&req); err != nil {
+		fail(err)
+		return
+	}
+	from, err := b.topicSession(req.From, "publish")
+	if err != nil {
+		fail(err)
+		return
+	}
+	b.mu.Lock()
+	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
+	b.mu.Unlock()
+	now := time.Now().UTC()
+	if req.Version == 0 {
+		req.Version = now.UnixNano()
+	}
+	seq, err := b.seq.Next()
+	if err != nil {
+		fail(err)
+		return
+	}
+	rec := storedRecord{Topic: req.Topic, From: peer, Event: req.Event, Message: req.Message,
+		Resource: req.Resource, Ownership: req.Ownership, Seq: seq, Version: req.Version, PublishedAt: now}
+	reply := &wire.PublishReply{Topic: req.Topic, Seq: seq}
+	var wake []wire.Message
+	b.cmt.Submit(op{
+		apply: func(txn *store.Txn) error {
+			wake, reply.Stale, reply.Woken = nil, false, 0
+			if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
+				var old storedRecord
+				if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
+					reply.Stale, reply.Seq = true, old.Seq
+					return nil
+				}
+			} else if err != store.ErrNotFound {
+				return err
+			}
+			data, _ := json.Marshal(rec)
+			if err := txn.Set([]byte(trecKey(req.Topic, peer.ID)), data); err != nil {
+				return err
+			}
+			if req.Event == wire.EventUpdate {
+				return nil
+			}
+			var subs []storedSub
+			if err := store.Scan(txn, "tsub/"+req.Topic+"\x00", func(_ string, v []byte) (bool, error) {
+				var s storedSub
+				if json.Unmarshal(v, &s) == nil {
+					subs = append(subs, s)
+				}
+				return true, nil
+			}); err != nil {
+				return err
+			}
+			for _, s := range subs {
+				if s.SessionID == peer.ID || (req.Event == wire.EventRelease && !s.AwaitRelease) {
+					continue
+				}
+				mseq, err := b.seq.Next()
+				if err != nil {
+					return err
+				}
+				msg := wire.Message{
+					ID: newMsgID(), Seq: mseq, From: peer, To: s.SessionID, Text: req.Message,
+					Delivery: wire.DeliverySteer, SentAt: now,
+					Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
+				}
+				data, _ := json.Marshal(msg)
+				key := inboxKey(s.SessionID, mseq)
+				if err := txn.Set([]byte(key), data); err != nil {
+					return err
+				}
+				if err := txn.Set([]byte(midxKey(msg.ID)), []byte(key)); err != nil {
+					return err
+				}
+				wake = append(wake, msg)
+			}
+			reply.Woken = len(wake)
+			return nil
+		},
+		after: func(err error) {
+			if err != nil {
+				fail(err)
+				return
+			}
+			b.mu.Lock()
+			if s := b.sessions[peer.ID]; s != nil {
+				s.LastIntercomActivity = &now
+			}
+			for _, msg := range wake {
+				if s := b.sessions[msg.To]; s != nil {
+					b.pushLocked(s, []wire.Message{msg})
+				}
+			}
+			b.mu.Unlock()
+			respond(m, wire.Reply[wire.PublishReply]{Result: reply})
+		},
+	})
+}
+
+// topics reads current records, subscribers and resource owners.
+func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
+	if req.Topic != "" {
+		if err := presence.ValidateTopic(req.Topic); err != nil {
+			return nil, badRequest(err)
+		}
+	}
+	var recs []storedRecord
+	var subs []storedSub
+	recPrefix, subPrefix := "trec/", "tsub/"
+	if req.Topic != "" {
+		recPrefix, subPrefix = recPrefix+req.Topic+"\x00", subPrefix+req.Topic+"\x00"
+	}
+	err := b.st.View(func(txn *store.Txn) error {
+		if err := store.Scan(txn, recPrefix, func(_ string, v []byte) (bool, error) {
+			var r storedRecord
+			if json.Unmarshal(v, &r) == nil {
+				recs = append(recs, r)
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		return store.Scan(txn, subPrefix, func(_ string, v []byte) (bool, error) {
+			var s storedSub
+			if json.Unmarshal(v, &s) == nil {
+				subs = append(subs, s)
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	byTopic := map[string]*wire.TopicInfo{}
+	get := func(t string) *wire.TopicInfo {
+		if ti := byTopic[t]; ti != nil {
+			return ti
+		}
+		ti := &wire.TopicInfo{Topic: t, Records: []wire.TopicRecord{}, Subscribers: []wire.TopicSubscriber{}, Resources: []wire.ResourceState{}}
+		byTopic[t] = ti
+		return ti
+	}
+	b.mu.Lock()
+	for _, r := range recs {
+		s := b.sessions[r.From.ID]
+		connected := s != nil && s.Connected
+		if s != nil {
+			r.From.Name = s.Name
+		}
+		own := r.Ownership
+		if own == wire.OwnershipHeld && !connected {
+			own = wire.OwnershipUnavailable
+		}
+		ti := get(r.Topic)
+		ti.Records = append(ti.Records, wire.TopicRecord{Topic: r.Topic, From: r.From, Event: r.Event, Message: r.Message,
+			Resource: r.Resource, Ownership: own, Declared: r.Ownership, SenderConnected: connected,
+			Seq: r.Seq, Version: r.Version, PublishedAt: r.PublishedAt})
+	}
+	for _, sub := range subs {
+		name, connected := "", false
+		if s := b.sessions[sub.SessionID]; s != nil {
+			name, connected = s.Name, s.Connected
+		}
+		ti := get(sub.Topic)
+		ti.Subscribers = append(ti.Subscribers, wire.TopicSubscriber{SessionID: sub.SessionID, Name: name, AwaitRelease: sub.AwaitRelease, Connected: connected})
+	}
+	b.mu.Unlock()
+	out := &wire.TopicsReply{Topics: []wire.TopicInfo{}}
+	for _, ti := range byTopic {
+		sort.Slice(ti.Records, func(i, j int) bool { return ti.Records[i].Seq > ti.Records[j].Seq })
+		latest := map[string]wire.TopicRecord{}
+		for _, r := range ti.Records { // newest first
+			if r.Resource == "" {
+				continue
+			}
+			if _, seen := latest[r.Resource]; !seen {
+				latest[r.Resource] = r
+			}
+		}
+		for res, r := range latest {
+			st := wire.ResourceState{Resource: res, State: r.Ownership, Message: r.Message}
+			if r.Ownership != wire.OwnershipReleased {
+				from := r.From
+				st.Holder = &from
+			}
+			ti.Resources = append(ti.Resources, st)
+		}
+		sort.Slice(ti.Resources, func(i, j int) bool { return ti.Resources[i].Resource < ti.Resources[j].Resource })
+		sort.Slice(ti.Subscribers, func(i, j int) bool { return ti.Subscribers[i].Name < ti.Subscribers[j].Name })
+		out.Topics = append(out.Topics, *ti)
+	}
+	sort.Slice(out.Topics, func(i, j int) bool { return out.Topics[i].Topic < out.Topics[j].Topic })
+	return out, nil
+}
+
+// dropSubscriptions removes every subscription of a forgotten session.
+func (b *Broker) dropSubscriptions(sid string) error {
+	return b.commitWait(func(txn *store.Txn) error {
+		var keys []string
+		if err := store.Scan(txn, "tsub/", func(k string, _ []byte) (bool, error) {
+			if strings.HasSuffix(k, "\x00"+sid) {
+				keys = append(keys, k)
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := txn.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
