@@ -70,7 +70,18 @@ intercom attach --resume "$WORKER_ID" --json >"$WORK/worker2.out" 2>&1 & PIDS+=(
 wait_for "$WORK/worker2.out" 'rebase on main'
 grep '"event":"message"' "$WORK/worker2.out"
 
-step "7. Status"
+step "7. Topics: a quiet hold, then a release hand-off"
+T=browser/shared-profile/tab-4
+intercom --session planner subscribe "$T" --await-release
+intercom --session worker publish "$T" --resource tab-4 --ownership held "Reviewing the sign-in flow; keep this tab open."
+intercom topics "$T" | tee "$WORK/topics.out"
+grep -q "tab-4: held by worker" "$WORK/topics.out" || fail "topics does not show the hold"
+intercom --session worker publish "$T" --event release --resource tab-4 --ownership released "Sign-in check complete; this tab is available."
+wait_for "$WORK/planner.out" '"event":"release"'
+echo "planner was woken by the release:"; grep '"event":"release"' "$WORK/planner.out"
+intercom topics "$T" | grep -q "tab-4: released" || fail "tab-4 not released"
+
+step "8. Status"
 intercom --session planner status
 
 printf '\n\033[1mDemo finished: every step worked.\033[0m\n'
