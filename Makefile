@@ -1,7 +1,7 @@
 # intercom — run `make help` for targets.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/intercom-dev/intercom/internal/cli.Version=$(VERSION) -X github.com/intercom-dev/intercom/internal/brokercmd.Version=$(VERSION)
-BINS    := intercom intercom-broker
+BINS    := intercom intercom-broker agent-runs
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
 

@@ -32,9 +32,9 @@ func TestMain(m *testing.M) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker")
+	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs")
 	if os.Getenv("E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker")
+		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs")
 	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

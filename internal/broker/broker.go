@@ -273,6 +273,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjInbox, b.inbox),
 		handle(b, wire.SubjForget, b.forget),
 		handle(b, wire.SubjAskCancel, b.askCancel),
+		handle(b, wire.SubjAskWait, b.askWait),
 		handle(b, wire.SubjSubscribe, b.subscribeTopic),
 		handle(b, wire.SubjUnsub, b.unsubscribeTopic),
 		handle(b, wire.SubjTopics, b.topics),

@@ -711,3 +711,61 @@ func (b *Broker) dropInbox(sid string) error {
 		}
 	}
 }
+
+// askWait re-registers a waiter for an ask sent earlier (the broker may have
+// restarted, or the asked session reconnected), and hands over a reply that
+// is already stored.
+func (b *Broker) askWait(req wire.AskWaitRequest) (*wire.Empty, error) {
+	if req.AskID == "" || req.WaitSubject == "" || req.SessionID == "" || req.To == "" {
+		return nil, wire.Errorf(wire.CodeBadRequest, "askwait: session, ask id, target and wait subject are required")
+	}
+	b.mu.Lock()
+	from, to := b.sessions[req.SessionID], b.sessions[req.To]
+	if from == nil || to == nil {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeNotFound, "askwait: unknown session")
+	}
+	a := b.asks[req.AskID]
+	if a == nil {
+		timeout := time.Duration(req.TimeoutMs) * time.Millisecond
+		if timeout <= 0 {
+			timeout = 2 * time.Minute
+		}
+		a = &ask{id: req.AskID, from: from.ID, to: to.ID, fromName: from.Name, fromCwd: from.Cwd,
+			text: req.Text, sentAt: time.Now().UTC(), expires: time.Now().Add(timeout)}
+		a.timer = time.AfterFunc(timeout, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if b.asks[a.id] == a {
+				if a.waiter != "" {
+					b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "timeout"})
+				}
+				b.retireAskLocked(a)
+			}
+		})
+		b.asks[a.id] = a
+	} else if a.from != from.ID {
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeBadRequest, "askwait: ask %s belongs to another session", req.AskID)
+	}
+	a.waiter = req.WaitSubject
+	b.mu.Unlock()
+	msgs, err := b.scanInbox(from.ID, 0)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range msgs {
+		m := &msgs[i]
+		if m.ReplyTo == req.AskID && m.From.ID == to.ID && !from.claimed[m.ID] {
+			from.claimed[m.ID] = true
+			b.publish(req.WaitSubject, wire.AskEvent{AskID: req.AskID, Reply: m})
+			if b.asks[a.id] == a {
+				b.retireAskLocked(a)
+			}
+			break
+		}
+	}
+	return &wire.Empty{}, nil
+}

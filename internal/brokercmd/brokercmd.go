@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -26,6 +28,9 @@ type cmd struct {
 	LogLevel string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
 	LogJSON  bool             `name:"log-json" help:"Log JSON lines."`
 	Version  kong.VersionFlag `help:"Print the version and exit."`
+	// Profiling for e2e/bench; hidden from --help.
+	CPUProfile string `name:"cpu-profile" hidden:"" help:"Write a CPU profile to this file until exit."`
+	MemProfile string `name:"mem-profile" hidden:"" help:"Write an allocation profile to this file at exit."`
 }
 
 // Main runs the broker; it returns the exit status.
@@ -50,6 +55,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 		h = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})
 	}
 	log := slog.New(h)
+	stopProfiles, err := startProfiles(c.CPUProfile, c.MemProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
+		return 1
+	}
+	defer stopProfiles(log)
 	layout, err := paths.Resolve(c.Home, c.Socket)
 	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
@@ -73,4 +84,37 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startProfiles starts a CPU profile and arranges an allocation profile at
+// exit, for benchmarks. The returned stop writes and closes them.
+func startProfiles(cpu, mem string) (func(*slog.Logger), error) {
+	var cpuF *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		cpuF = f
+	}
+	return func(log *slog.Logger) {
+		if cpuF != nil {
+			pprof.StopCPUProfile()
+			cpuF.Close()
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				log.Warn("write allocation profile", "err", err)
+			}
+		}
+	}, nil
 }

@@ -49,6 +49,8 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 
+	ContactSupervisor ContactCmd `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
+
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`
 	Publish     PublishCmd     `cmd:"" group:"Topics" help:"Replace this session's record on a topic."`

@@ -81,3 +81,16 @@ func (c *Client) cancelAsk(from, askID string) {
 	defer cancel()
 	_, _ = call[wire.Empty](ctx, c, wire.SubjAskCancel, map[string]string{"session_id": from, "ask_id": askID})
 }
+
+// AskWait (re)registers a waiter on subject for an ask sent earlier; a reply
+// already stored is published to subject at once.
+func (c *Client) AskWait(ctx context.Context, req wire.AskWaitRequest) error {
+	_, err := call[wire.Empty](ctx, c, wire.SubjAskWait, req)
+	return err
+}
+
+// CancelAsk withdraws an ask (its obligation disappears from pending).
+func (c *Client) CancelAsk(ctx context.Context, from, askID string) error {
+	_, err := call[wire.Empty](ctx, c, wire.SubjAskCancel, map[string]string{"session_id": from, "ask_id": askID})
+	return err
+}

@@ -51,6 +51,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	holders  map[*Session]bool
+	hooks    []func()
 	closed   bool
 	reconnMu sync.Mutex
 }
@@ -127,6 +128,14 @@ func (d *dialer) Dial(_, _ string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return d.sp.Dial(ctx)
+}
+
+// OnReconnect registers fn to run (in its own goroutine) after every
+// reconnection to a broker, once held sessions are re-registered.
+func (c *Client) OnReconnect(fn func()) {
+	c.mu.Lock()
+	c.hooks = append(c.hooks, fn)
+	c.mu.Unlock()
 }
 
 // Layout returns the paths this client uses.

@@ -56,7 +56,7 @@ type Session struct {
 func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) {
 	if o.Name != "" {
 		if err := presence.ValidateName(o.Name); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
 		}
 	}
 	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 1024), seen: map[string]bool{}, status: o.Status, accept: o.AcceptsAsks}
@@ -161,6 +161,12 @@ func (c *Client) onReconnect() {
 		} else {
 			c.log.Info("session re-registered", "session", id)
 		}
+	}
+	c.mu.Lock()
+	hooks := append([]func(){}, c.hooks...)
+	c.mu.Unlock()
+	for _, fn := range hooks {
+		go fn()
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	SubjPending   = SubjectPrefix + "pending"
 	SubjForget    = SubjectPrefix + "forget"
 	SubjAskCancel = SubjectPrefix + "askcancel"
+	SubjAskWait   = SubjectPrefix + "askwait"
 	SubjPing      = SubjectPrefix + "ping"
 	SubjSubscribe = SubjectPrefix + "subscribe"
 	SubjUnsub     = SubjectPrefix + "unsubscribe"
@@ -202,6 +203,18 @@ type AskEvent struct {
 	Reply  *Message `json:"reply,omitempty"`
 	Reason string   `json:"reason,omitempty"` // peer_disconnected, timeout
 	Error  string   `json:"error,omitempty"`
+}
+
+// AskWaitRequest (re)registers a waiter for an ask that was already sent,
+// e.g. after a broker restart. A reply already stored in the asker's inbox
+// is handed to the waiter at once.
+type AskWaitRequest struct {
+	SessionID   string `json:"session_id"` // the asker
+	AskID       string `json:"ask_id"`
+	To          string `json:"to"` // the asked session id
+	Text        string `json:"text"`
+	WaitSubject string `json:"wait_subject"`
+	TimeoutMs   int64  `json:"timeout_ms,omitempty"`
 }
 
 // AckRequest confirms delivery of messages to a holder.

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// ContactCmd lets a supervised child reach its supervisor.
+type ContactCmd struct {
+	Reason    string `required:"" enum:"need_decision,interview_request,progress_update" help:"need_decision and interview_request block until answered; progress_update does not."`
+	Message   string `short:"m" help:"The decision request, interview note, or progress update." placeholder:"TEXT"`
+	Interview string `help:"Interview JSON file ('-' for stdin): {title?, description?, questions:[{id,type,question,options?,context?}]}." placeholder:"FILE|-"`
+}
+
+// Help shows examples.
+func (ContactCmd) Help() string {
+	return `Only inside a run started by 'agent-runs start' (INTERCOM_SUPERVISOR,
+INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX set).
+
+need_decision and interview_request save the question durably first, then
+steer the supervisor, then wait with no timeout: supervisor or broker
+restarts do not end the wait. The answer is printed as
+"Reply from supervisor: …"; with --json an interview answer that parses as
+{"responses":[{"id","value"}]} is returned as structured_reply (or
+structured_reply_error). progress_update is queued (replace mode, one per
+child) and returns at once.
+
+Examples:
+  intercom contact-supervisor --reason need_decision -m "403 or 401 for expired tokens?"
+  intercom contact-supervisor --reason interview_request -m "Before I migrate:" --interview questions.json
+  intercom contact-supervisor --reason progress_update -m "Bug is in the retry wrapper, fixing it there."`
+}
+
+// childEnv is what agent-runs gives a child.
+type childEnv struct {
+	supervisor, run, agent string
+	index                  int
+}
+
+func readChildEnv() (childEnv, error) {
+	get := func(ours, pi string) string {
+		if v := os.Getenv(ours); v != "" {
+			return v
+		}
+		return os.Getenv(pi)
+	}
+	ce := childEnv{
+		supervisor: get("INTERCOM_SUPERVISOR", "PI_SUBAGENT_ORCHESTRATOR_TARGET"),
+		run:        get("INTERCOM_RUN_ID", "PI_SUBAGENT_RUN_ID"),
+		agent:      get("INTERCOM_CHILD_AGENT", "PI_SUBAGENT_CHILD_AGENT"),
+	}
+	idx := get("INTERCOM_CHILD_INDEX", "PI_SUBAGENT_CHILD_INDEX")
+	if ce.supervisor == "" || ce.run == "" || ce.agent == "" || idx == "" {
+		return ce, usagef("contact-supervisor is only available inside a supervised run: INTERCOM_SUPERVISOR, INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX must all be set (agent-runs start sets them)")
+	}
+	n, err := strconv.Atoi(idx)
+	if err != nil || n < 0 {
+		return ce, usagef("INTERCOM_CHILD_INDEX must be a non-negative integer, got %q", idx)
+	}
+	ce.index = n
+	if err := runs.ValidID(ce.run); err != nil {
+		return ce, usagef("INTERCOM_RUN_ID: %v", err)
+	}
+	return ce, nil
+}
+
+// Run contacts the supervisor.
+func (cc *ContactCmd) Run(e *env) error {
+	ce, err := readChildEnv()
+	if err != nil {
+		return err
+	}
+	var iv *runs.Interview
+	switch cc.Reason {
+	case runs.ReasonInterview:
+		if cc.Interview == "" {
+			return usagef("interview_request requires --interview FILE|-")
+		}
+		var data []byte
+		if cc.Interview == "-" {
+			data, err = io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes))
+		} else {
+			data, err = os.ReadFile(cc.Interview)
+		}
+		if err != nil {
+			return usagef("read interview: %v", err)
+		}
+		if iv, err = runs.ParseInterview(data); err != nil {
+			return usageError{err}
+		}
+	default:
+		if cc.Interview != "" {
+			return usagef("--interview is only valid with --reason interview_request")
+		}
+		if strings.TrimSpace(cc.Message) == "" {
+			return usagef("%s requires --message", cc.Reason)
+		}
+	}
+	if err := checkMessage(cc.Message+" ", nil); err != nil {
+		return err
+	}
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	self, childName, err := e.childSession(c, ce)
+	if err != nil {
+		return err
+	}
+	sup, err := e.resolveTarget(c, ce.supervisor)
+	if err != nil {
+		return fmt.Errorf("supervisor %s: %w", ce.supervisor, err)
+	}
+	if cc.Reason == runs.ReasonProgress {
+		text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, cc.Message, "")
+		_, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliveryQueue, DeliverySet: true,
+			QueueMode: "replace", Thread: runs.ProgressThread(ce.run, ce.agent, ce.index)})
+		if err != nil {
+			return fmt.Errorf("progress update: %w", err)
+		}
+		if e.g.JSON {
+			return e.printJSON(map[string]any{"accepted": true, "supervisor": sup.Name})
+		}
+		fmt.Fprintf(e.stdout, "Progress update accepted for supervisor %s. Queued for the next tool boundary; broker acceptance does not confirm the supervisor has read or acted on it.\n", sup.Name)
+		return nil
+	}
+	return e.blockingQuestion(c, cc, ce, iv, self, childName, sup)
+}
+
+// childSession returns the child's session id and name, registering it when
+// the run's launcher did not.
+func (e *env) childSession(c *intercom.Client, ce childEnv) (string, string, error) {
+	name := runs.ChildName(ce.agent, ce.run, ce.index, true)
+	if e.g.Session != "" {
+		rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+		if err != nil {
+			return "", "", err
+		}
+		for _, r := range rows {
+			if r.ID == e.g.Session || r.Name == e.g.Session {
+				return r.ID, r.Name, nil
+			}
+		}
+	}
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: name, RequestID: "child-" + ce.run, NoDeliver: true})
+	if err != nil {
+		return "", "", fmt.Errorf("register child session: %w", err)
+	}
+	return s.ID(), name, nil
+}
+
+func (e *env) resolveTarget(c *intercom.Client, target string) (*wire.Session, error) {
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return nil, err
+	}
+	ptrs := make([]*wire.Session, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	return resolveSession(ptrs, target)
+}
+
+const forever = 10 * 365 * 24 * time.Hour
+
+func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, iv *runs.Interview, self, childName string, sup *wire.Session) error {
+	l := c.Layout()
+	st := runs.Store{Dir: l.RunsDir()}
+	q := &runs.Question{ID: runs.NewQuestionID(), RunID: ce.run, Agent: ce.agent, Index: ce.index, Reason: cc.Reason,
+		Message: cc.Message, Interview: iv, ChildSession: self, Supervisor: sup.ID}
+	if err := st.SaveQuestion(q); err != nil {
+		return fmt.Errorf("save question: %w", err)
+	}
+	body := cc.Message
+	if iv != nil {
+		body = strings.TrimSpace(body + "\n\n" + iv.Render())
+	}
+	text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, body, q.ID)
+	waitSubj := c.Conn().NewRespInbox()
+	sub, err := c.Conn().SubscribeSync(waitSubj)
+	if err != nil {
+		return fmt.Errorf("wait for answer: %w", err)
+	}
+	defer sub.Unsubscribe()
+	res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliverySteer, DeliverySet: true,
+		ExpectsReply: true, TimeoutMs: forever.Milliseconds()})
+	if err != nil {
+		return fmt.Errorf("notify supervisor (question %s is saved): %w", q.ID, err)
+	}
+	if _, err := st.UpdateQuestion(ce.run, q.ID, func(q *runs.Question) error { q.AskID = res.ID; return nil }); err != nil {
+		return err
+	}
+	register := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := c.AskWait(ctx, wire.AskWaitRequest{SessionID: self, AskID: res.ID, To: sup.ID, Text: text, WaitSubject: waitSubj, TimeoutMs: forever.Milliseconds()})
+		if err != nil {
+			e.log.Warn("re-register question waiter", "err", err)
+		}
+	}
+	wake := make(chan struct{}, 1)
+	c.OnReconnect(func() {
+		register()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	register()
+	for {
+		if a, err := st.LoadAnswer(ce.run, q.ID); err == nil {
+			return e.answered(c, st, q, iv, a.Message, self, "")
+		}
+		if cur, err := st.LoadQuestion(ce.run, q.ID); err == nil && cur.State == runs.QCancelled {
+			return exitError{code: 1, msg: fmt.Sprintf("question %s was cancelled by the supervisor", q.ID)}
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+		m, err := sub.NextMsgWithContext(ctx)
+		cancel()
+		if e.ctx.Err() != nil {
+			return fmt.Errorf("stopped waiting; question %s stays saved for `agent-runs answer`", q.ID)
+		}
+		if err != nil {
+			select { // a reconnect or the periodic re-check of the answer file
+			case <-wake:
+			default:
+			}
+			continue
+		}
+		var ev wire.AskEvent
+		if json.Unmarshal(m.Data, &ev) != nil || ev.AskID != res.ID {
+			continue
+		}
+		if ev.Reply != nil {
+			return e.answered(c, st, q, iv, ev.Reply.Text, self, ev.Reply.ID)
+		}
+		// The supervisor left or the obligation lapsed: the question stays;
+		// wait again.
+		register()
+	}
+}
+
+// answered saves the answer (the first saved answer wins), marks it
+// consumed, acknowledges the reply message and prints it.
+func (e *env) answered(c *intercom.Client, st runs.Store, q *runs.Question, iv *runs.Interview, text, self, replyID string) error {
+	a, _, err := st.SaveAnswer(q.RunID, q.ID, text, "intercom reply")
+	if err != nil && !errors.Is(err, runs.ErrConflict) {
+		return fmt.Errorf("save answer: %w", err)
+	}
+	if a != nil {
+		text = a.Message
+	}
+	if err := st.MarkConsumed(q.RunID, q.ID); err != nil {
+		return err
+	}
+	if replyID != "" {
+		_, _ = c.Ack(e.ctx, self, replyID)
+	}
+	out := map[string]any{"reply": text, "question_id": q.ID, "run_id": q.RunID}
+	if iv != nil {
+		if sr, err := runs.ParseStructuredReply(text, iv); err != nil {
+			out["structured_reply_error"] = err.Error()
+		} else {
+			out["structured_reply"] = sr
+		}
+	}
+	if e.g.JSON {
+		return e.printJSON(out)
+	}
+	fmt.Fprintf(e.stdout, "Reply from supervisor: %s\n", text)
+	if se, ok := out["structured_reply_error"]; ok {
+		fmt.Fprintf(e.stdout, "(structured reply not usable: %s)\n", se)
+	}
+	return nil
+}

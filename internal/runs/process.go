@@ -1,0 +1,131 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ChildEnv returns the environment a child is started with: the saved
+// launch environment plus the supervision variables (ours and the
+// PI_SUBAGENT_* equivalents).
+func ChildEnv(r *Run, home string) []string {
+	drop := map[string]bool{}
+	vars := map[string]string{
+		"INTERCOM_HOME":                   home,
+		"INTERCOM_SUPERVISOR":             r.Supervisor,
+		"INTERCOM_RUN_ID":                 r.ID,
+		"INTERCOM_CHILD_AGENT":            r.Agent,
+		"INTERCOM_CHILD_INDEX":            strconv.Itoa(r.Index),
+		"INTERCOM_SESSION":                r.ChildSessionID,
+		"INTERCOM_CHILD_SESSION":          r.ChildSession,
+		"PI_SUBAGENT_ORCHESTRATOR_TARGET": r.Supervisor,
+		"PI_SUBAGENT_RUN_ID":              r.ID,
+		"PI_SUBAGENT_CHILD_AGENT":         r.Agent,
+		"PI_SUBAGENT_CHILD_INDEX":         strconv.Itoa(r.Index),
+	}
+	if r.AnswerFile != "" {
+		vars["INTERCOM_ANSWER_FILE"] = r.AnswerFile
+	}
+	for k := range vars {
+		drop[k] = true
+	}
+	drop["INTERCOM_ANSWER_FILE"] = true
+	drop["INTERCOM_SOCKET"] = false
+	var env []string
+	for _, kv := range r.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// EnvKeys lists the keys of an environment.
+func EnvKeys(env []string) []string {
+	keys := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// StartOwner starts `exe args...` detached in its own session, with stderr to
+// logPath. The caller may Wait on the returned command or let it go.
+func StartOwner(exe string, args []string, env []string, logPath string) (*exec.Cmd, error) {
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open owner log: %w", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start run owner: %w", err)
+	}
+	return cmd, nil
+}
+
+// Alive reports whether pid runs (and is not a zombie).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+}
+
+// Terminate sends SIGTERM to the process group of pid, then SIGKILL after
+// grace if done has not become true.
+func Terminate(pid int, grace time.Duration, done func() bool) error {
+	if pid <= 0 {
+		return errors.New("no child pid recorded")
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if done() || !Alive(pid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return nil
+}
+
+// Tail returns the last n bytes of a file.
+func Tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-n, 0)
+	buf := make([]byte, fi.Size()-off)
+	_, _ = f.ReadAt(buf, off)
+	return string(buf)
+}

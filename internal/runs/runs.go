@@ -1,0 +1,193 @@
+// Package runs keeps supervised child runs and their durable questions on
+// disk under INTERCOM_HOME/runs/<run-id>/: the launch contract and state
+// (run.json), the child's output (output.log) and each question with its
+// answer (questions/<qid>/question.json, answer.json). Every write is
+// atomic and fsync'd, so a crash of the child, its owner, the supervisor or
+// the broker loses no question and no answer.
+package runs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run states.
+const (
+	StateStarting  = "starting"
+	StateRunning   = "running"
+	StateCompleted = "completed"
+	StateFailed    = "failed"
+	StateStopped   = "stopped"
+)
+
+// Errors callers branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("a different answer is already saved")
+)
+
+// Run is run.json: the launch contract and what became of it.
+type Run struct {
+	ID             string    `json:"id"`
+	Agent          string    `json:"agent"`
+	Index          int       `json:"index"`
+	Supervisor     string    `json:"supervisor"` // session id
+	SupervisorName string    `json:"supervisor_name"`
+	ChildSession   string    `json:"child_session"`    // name
+	ChildSessionID string    `json:"child_session_id"` // id
+	Cmd            string    `json:"cmd"`
+	Args           []string  `json:"args"`
+	Cwd            string    `json:"cwd"`
+	EnvKeys        []string  `json:"env_keys"`
+	Env            []string  `json:"env"`
+	Wait           bool      `json:"wait"`
+	OutputPath     string    `json:"output_path"`
+	State          string    `json:"state"`
+	ExitCode       *int      `json:"exit_code,omitempty"`
+	OwnerPid       int       `json:"owner_pid,omitempty"`
+	ChildPid       int       `json:"child_pid,omitempty"`
+	StopRequested  bool      `json:"stop_requested,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	StartedAt      time.Time `json:"started_at,omitzero"`
+	EndedAt        time.Time `json:"ended_at,omitzero"`
+	AnswerFile     string    `json:"answer_file,omitempty"` // given to a revived child
+	RevivedFrom    string    `json:"revived_from,omitempty"`
+	RevivedTo      string    `json:"revived_to,omitempty"`
+	Error          string    `json:"error,omitempty"`
+}
+
+// Finished reports whether the run has ended.
+func (r *Run) Finished() bool {
+	return r.State == StateCompleted || r.State == StateFailed || r.State == StateStopped
+}
+
+// Store is the runs directory.
+type Store struct{ Dir string }
+
+// NewID returns a new run id (8 hex digits, like the reference's).
+func NewID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ValidID checks a run id or question id.
+func ValidID(id string) error {
+	if !idRE.MatchString(id) {
+		return fmt.Errorf("invalid id %q", id)
+	}
+	return nil
+}
+
+// RunDir is the directory of a run.
+func (s Store) RunDir(id string) string { return filepath.Join(s.Dir, id) }
+
+func (s Store) runFile(id string) string { return filepath.Join(s.RunDir(id), "run.json") }
+func (s Store) lockFile(id string) string {
+	return filepath.Join(s.RunDir(id), "lock")
+}
+
+// Create writes a new run directory and run.json.
+func (s Store) Create(r *Run) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("create runs dir: %w", err)
+	}
+	if err := os.Mkdir(s.RunDir(r.ID), 0o700); err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	if err := os.Mkdir(filepath.Join(s.RunDir(r.ID), "questions"), 0o700); err != nil {
+		return err
+	}
+	r.OutputPath = filepath.Join(s.RunDir(r.ID), "output.log")
+	return writeJSON(s.runFile(r.ID), r)
+}
+
+// Load reads run.json.
+func (s Store) Load(id string) (*Run, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("run %q: %w", id, ErrNotFound)
+	}
+	var r Run
+	if err := readJSON(s.runFile(id), &r); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Update changes run.json under the run's lock.
+func (s Store) Update(id string, fn func(*Run) error) (*Run, error) {
+	var out *Run
+	err := withLock(s.lockFile(id), func() error {
+		r, err := s.Load(id)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+		out = r
+		return writeJSON(s.runFile(id), r)
+	})
+	return out, err
+}
+
+// List returns every run, newest first.
+func (s Store) List() ([]*Run, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Run
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		r, err := s.Load(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, nil
+}
+
+// ChildName is the child's session name: subagent-<agent>-<run>[-<index+1>],
+// each part lowercased with runs of other characters turned into '-'.
+func ChildName(agent, run string, index int, indexed bool) string {
+	clean := func(s string) string {
+		s = strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+		return s
+	}
+	a := clean(agent)
+	if a == "" {
+		a = "agent"
+	}
+	name := "subagent-" + a + "-" + clean(run)
+	if indexed {
+		name += fmt.Sprintf("-%d", index+1)
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return strings.TrimRight(name, "-")
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9_-]+`)

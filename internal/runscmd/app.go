@@ -1,0 +1,195 @@
+// Package runscmd implements agent-runs, the supervisor's CLI: launch child
+// agent processes under a detached owner, list them, page and answer their
+// durable questions, nudge and stop them.
+package runscmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Version is set by the linker.
+var Version = "dev"
+
+// Globals are shared flags.
+type Globals struct {
+	Supervisor string           `env:"INTERCOM_SESSION" help:"The supervisor session (id, name or id prefix); default INTERCOM_SESSION." placeholder:"TARGET"`
+	Home       string           `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
+	JSON       bool             `help:"Print machine-readable JSON."`
+	Version    kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// CLI is the agent-runs command tree.
+type CLI struct {
+	Globals
+	Start     StartCmd     `cmd:"" help:"Launch a child agent process under a detached owner."`
+	List      ListCmd      `cmd:"" help:"List this supervisor's runs (all directories)."`
+	Status    StatusCmd    `cmd:"" help:"Show one run and its questions."`
+	Questions QuestionsCmd `cmd:"" help:"Page durable questions, unresolved first."`
+	Answer    AnswerCmd    `cmd:"" help:"Answer a question durably; revives an exited child."`
+	Stop      StopCmd      `cmd:"" help:"Cancel a run's open questions and stop its child."`
+	Nudge     NudgeCmd     `cmd:"" help:"Steer a live child; on a finished run, show its outcome."`
+	Continue  ContinueCmd  `cmd:"" help:"Finish an interrupted revival."`
+	Own       OwnCmd       `cmd:"" hidden:"" help:"(internal) own a run: start the child, record its exit."`
+}
+
+type usageError struct{ error }
+
+func usagef(f string, a ...any) error { return usageError{fmt.Errorf(f, a...)} }
+
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	g      *Globals
+	layout paths.Layout
+	store  runs.Store
+	cfg    config.Config
+	log    *slog.Logger
+}
+
+// Main runs agent-runs and returns the exit status.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c CLI
+	code := -1
+	parser, err := kong.New(&c, kong.Name("agent-runs"),
+		kong.Description("Supervise child agent runs: launch, answer their durable questions, nudge, stop.\n\nExamples:\n  agent-runs start --agent worker --supervisor planner -- ./child.sh\n  agent-runs questions\n  agent-runs answer 78f659a3 --question-id q1a2b3c4d \"Use the stable API.\"\n  agent-runs stop 78f659a3"),
+		kong.Vars{"version": Version}, kong.Writers(stdout, stderr), kong.UsageOnError(),
+		kong.Exit(func(c int) { code = c; panic(exitSignal{}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
+	if err != nil {
+		fmt.Fprintf(stderr, "agent-runs: %v\n", err)
+		return 1
+	}
+	res, done := func() (r int, done bool) {
+		defer func() {
+			if x := recover(); x != nil {
+				if _, ok := x.(exitSignal); ok {
+					r, done = code, true
+					return
+				}
+				panic(x)
+			}
+		}()
+		kctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "agent-runs: %v\n", err)
+			return 2, true
+		}
+		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, g: &c.Globals,
+			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if e.layout, err = paths.Resolve(c.Home, ""); err != nil {
+			return report(stderr, err), true
+		}
+		e.store = runs.Store{Dir: e.layout.RunsDir()}
+		cfg, warnings, err := config.Load(e.layout.ConfigFile())
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w)
+		}
+		if err != nil {
+			return report(stderr, usageError{err}), true
+		}
+		e.cfg = cfg
+		return report(stderr, kctx.Run(e)), true
+	}()
+	if done {
+		return res
+	}
+	return 0
+}
+
+type exitSignal struct{}
+
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ex exitError
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintf(stderr, "agent-runs: %s\n", ex.msg)
+		}
+		return ex.code
+	}
+	fmt.Fprintf(stderr, "agent-runs: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	var ue usageError
+	var we *wire.Error
+	if errors.As(err, &ue) || (errors.As(err, &we) && we.Code == wire.CodeBadRequest) {
+		return 2
+	}
+	return 1
+}
+
+func (e *env) connect() (*intercom.Client, error) {
+	return intercom.Connect(e.ctx, intercom.Options{Home: e.layout.Home, BrokerCommand: e.cfg.BrokerCommand,
+		BrokerArgs: e.cfg.BrokerArgs, Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "agent-runs"})
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// supervisor resolves --supervisor to a session; ok false when unset.
+func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {
+	if e.g.Supervisor == "" {
+		return nil, false, nil
+	}
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return nil, false, err
+	}
+	ptrs := make([]*wire.Session, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	s, err := presence.Resolve(ptrs, e.g.Supervisor, "")
+	if err != nil {
+		return nil, false, fmt.Errorf("supervisor %s: %w", e.g.Supervisor, err)
+	}
+	return s, true, nil
+}
+
+// load reads a run, mapping a missing one to a clear error.
+func (e *env) load(id string) (*runs.Run, error) {
+	r, err := e.store.Load(id)
+	if errors.Is(err, runs.ErrNotFound) {
+		return nil, exitError{1, fmt.Sprintf("no run %q (see `agent-runs list --all`)", id)}
+	}
+	return r, err
+}
+
+// outcome is a one-line summary of a finished run.
+func outcome(r *runs.Run) string {
+	code := "none"
+	if r.ExitCode != nil {
+		code = fmt.Sprint(*r.ExitCode)
+	}
+	s := fmt.Sprintf("run %s (%s) %s, exit code %s; output: %s", r.ID, r.Agent, r.State, code, r.OutputPath)
+	if r.RevivedTo != "" {
+		s += "; revived as " + r.RevivedTo
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package runscmd
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/intercom-dev/intercom/internal/runs"
+)
+
+// ListCmd lists runs.
+type ListCmd struct {
+	All bool `help:"Every run, not only this supervisor's."`
+}
+
+// Help shows examples.
+func (ListCmd) Help() string {
+	return `Lists the runs of --supervisor (INTERCOM_SESSION) across working
+directories, newest first; without a supervisor, or with --all, every run.
+
+Examples:
+  agent-runs --supervisor planner list
+  agent-runs list --all --json`
+}
+
+type runRow struct {
+	*runs.Run
+	OpenQuestions int  `json:"open_questions"`
+	OwnerAlive    bool `json:"owner_alive"`
+}
+
+func (e *env) row(r *runs.Run) runRow {
+	qs, _ := e.store.Questions(r.ID)
+	open := 0
+	for _, q := range qs {
+		if q.Unresolved() {
+			open++
+		}
+	}
+	return runRow{Run: r, OpenQuestions: open, OwnerAlive: runs.Alive(r.OwnerPid)}
+}
+
+// Run lists.
+func (l *ListCmd) Run(e *env) error {
+	sup := ""
+	if !l.All && e.g.Supervisor != "" {
+		c, err := e.connect()
+		if err != nil {
+			return err
+		}
+		s, _, err := e.supervisor(c)
+		c.Close()
+		if err != nil {
+			return err
+		}
+		sup = s.ID
+	}
+	all, err := e.store.List()
+	if err != nil {
+		return err
+	}
+	rows := []runRow{}
+	for _, r := range all {
+		if sup == "" || r.Supervisor == sup {
+			r.Env = nil // environment values stay in run.json only
+			rows = append(rows, e.row(r))
+		}
+	}
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"runs": rows})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(e.stdout, "No runs.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tAGENT\tINDEX\tSTATE\tEXIT\tQUESTIONS\tSUPERVISOR\tCWD")
+	for _, r := range rows {
+		code := "-"
+		if r.ExitCode != nil {
+			code = fmt.Sprint(*r.ExitCode)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d open\t%s\t%s\n", r.ID, r.Agent, r.Index, r.State, code, r.OpenQuestions, r.SupervisorName, r.Cwd)
+	}
+	return tw.Flush()
+}
+
+// StatusCmd shows one run.
+type StatusCmd struct {
+	RunID string `arg:"" name:"run" help:"Run id."`
+}
+
+// Help shows examples.
+func (StatusCmd) Help() string {
+	return "Examples:\n  agent-runs status 78f659a3\n  agent-runs status 78f659a3 --json"
+}
+
+// Run shows a run.
+func (s *StatusCmd) Run(e *env) error {
+	r, err := e.load(s.RunID)
+	if err != nil {
+		return err
+	}
+	r.Env = nil
+	qs, err := e.store.Questions(r.ID)
+	if err != nil {
+		return err
+	}
+	runs.SortQuestions(qs)
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"run": e.row(r), "questions": summaries(e.store, qs)})
+	}
+	row := e.row(r)
+	fmt.Fprintf(e.stdout, "%s\nchild session: %s\ncommand: %s %v\ncwd: %s\nowner alive: %t\n", outcome(r), r.ChildSession, r.Cmd, r.Args, r.Cwd, row.OwnerAlive)
+	if r.RevivedFrom != "" {
+		fmt.Fprintf(e.stdout, "revived from: %s\n", r.RevivedFrom)
+	}
+	for _, q := range summaries(e.store, qs) {
+		fmt.Fprintf(e.stdout, "question %s [%s] %s: %s\n", q.ID, q.State, q.Reason, q.Preview)
+	}
+	return nil
+}
