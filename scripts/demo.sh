@@ -81,7 +81,27 @@ wait_for "$WORK/planner.out" '"event":"release"'
 echo "planner was woken by the release:"; grep '"event":"release"' "$WORK/planner.out"
 intercom topics "$T" | grep -q "tab-4: released" || fail "tab-4 not released"
 
-step "8. Status"
+step "8. Supervised run: a child asks its supervisor and continues with the answer"
+cat >"$WORK/child.sh" <<'CHILD'
+#!/bin/sh
+echo "child $INTERCOM_CHILD_AGENT of run $INTERCOM_RUN_ID starting"
+answer=$(intercom contact-supervisor --reason need_decision -m "Target the stable API or the experimental one?")
+echo "$answer"
+echo "child continues with: ${answer#Reply from supervisor: }"
+CHILD
+chmod +x "$WORK/child.sh"
+RUN=$(agent-runs --supervisor planner start --agent worker -- "$WORK/child.sh")
+echo "started run $RUN"
+for _ in $(seq 100); do agent-runs questions --json | grep -q '"state":"awaiting_input"' && break; sleep 0.1; done
+agent-runs questions
+intercom --session planner pending
+intercom --session planner reply "Use the stable API."
+for _ in $(seq 100); do agent-runs status "$RUN" --json | grep -q '"state":"completed"' && break; sleep 0.1; done
+agent-runs list
+cat "$INTERCOM_HOME/runs/$RUN/output.log"
+grep -q "child continues with: Use the stable API." "$INTERCOM_HOME/runs/$RUN/output.log" || fail "child did not get the answer"
+
+step "9. Status"
 intercom --session planner status
 
 printf '\n\033[1mDemo finished: every step worked.\033[0m\n'

@@ -27,7 +27,7 @@ var Version = "dev"
 
 // Globals are shared flags.
 type Globals struct {
-	Supervisor string           `env:"INTERCOM_SESSION" help:"The supervisor session (id, name or id prefix); default INTERCOM_SESSION." placeholder:"TARGET"`
+	Supervisor string           `short:"s" env:"INTERCOM_SESSION" help:"The supervisor session (id, name or id prefix); default INTERCOM_SESSION." placeholder:"TARGET"`
 	Home       string           `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
 	JSON       bool             `help:"Print machine-readable JSON."`
 	Version    kong.VersionFlag `help:"Print the version and exit."`
