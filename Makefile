@@ -1,9 +1,11 @@
 # intercom — run `make help` for targets.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/intercom-dev/intercom/internal/cli.Version=$(VERSION) -X github.com/intercom-dev/intercom/internal/brokercmd.Version=$(VERSION)
-BINS    := intercom intercom-broker agent-runs
+BINS    := intercom intercom-broker agent-runs intercom-bridge
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
+BENCH_OUT ?= bench-results.json
+BENCH_FLAGS ?=
 
 .DEFAULT_GOAL := help
 
@@ -17,6 +19,12 @@ test: ## Unit and e2e tests, with the race detector.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
+	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
+
+bench-quick: build ## Reduced benchmark, under a minute (same outputs).
+	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
+
 demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
 	./scripts/demo.sh
 
@@ -27,4 +35,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test demo install clean
+.PHONY: help build test bench bench-quick demo install clean

@@ -51,15 +51,17 @@ type Broker struct {
 	idle  chan struct{}
 	start time.Time
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	byCID    map[uint64]string // holder connection -> session id
-	clients  map[uint64]bool   // client connections other than our own
-	asks     map[string]*ask
-	replace  map[replaceKey]string // newest undelivered replace message: "id key"
-	dedupe   map[string]string     // client message ids accepted, not yet committed
-	idleT    *time.Timer
-	closed   bool
+	mu         sync.Mutex
+	sessions   map[string]*session
+	byCID      map[uint64]string // holder connection -> session id
+	clients    map[uint64]bool   // client connections other than our own
+	asks       map[string]*ask
+	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
+	dedupe     map[string]string              // client message ids accepted, not yet committed
+	remotes    map[string]*remoteHost         // bridged hosts
+	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
+	idleT      *time.Timer
+	closed     bool
 }
 
 const (
@@ -104,6 +106,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
 		sessions: map[string]*session{}, byCID: map[uint64]string{}, clients: map[uint64]bool{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
+		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
 	}
 	defer func() {
 		if err != nil {
@@ -120,6 +123,9 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	if err = b.loadSessions(); err != nil {
+		return nil, err
+	}
+	if err = b.loadRemotes(); err != nil {
 		return nil, err
 	}
 	b.cmt = newCommitter(b.st, log)
@@ -185,10 +191,10 @@ func (b *Broker) startNATS() error {
 	brokerPass, sysPass := randomSecret(), randomSecret()
 	agentPerms := &server.Permissions{
 		Publish: &server.SubjectPermission{
-			Allow: []string{wire.SubjectPrefix + "*", "_INBOX.>"},
+			Allow: []string{wire.SubjectPrefix + "*", wire.SubjectPrefix + "bridge.*", "_INBOX.>"},
 		},
 		Subscribe: &server.SubjectPermission{
-			Allow: []string{"_INBOX.>", wire.Deliver("*")},
+			Allow: []string{"_INBOX.>", wire.Deliver("*"), wire.SubjectPrefix + "bridge.out.*", wire.SubjectPrefix + "bridge.rpc.*"},
 		},
 	}
 	sopts := &server.Options{
@@ -276,13 +282,17 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjAskWait, b.askWait),
 		handle(b, wire.SubjSubscribe, b.subscribeTopic),
 		handle(b, wire.SubjUnsub, b.unsubscribeTopic),
-		handle(b, wire.SubjTopics, b.topics),
+		handle(b, wire.SubjTopics, b.topicsAnywhere),
+		handle(b, wire.SubjBridgePresence, b.bridgePresence),
+		handle(b, wire.SubjBridgeOutbox, b.bridgeOutbox),
+		handle(b, wire.SubjBridgeTopic, b.bridgeTopic),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("subscribe api: %w", err)
 	}
 	// send and ack go through the ordered commit pipeline.
-	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck, wire.SubjPublish: b.onPublish} {
+	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck, wire.SubjPublish: b.onPublish,
+		wire.SubjBridgeAck: b.onBridgeAck, wire.SubjBridgeDeliver: b.onBridgeDeliver} {
 		sub, err := b.nc.Subscribe(subj, fn)
 		if err != nil {
 			return fmt.Errorf("subscribe %s: %w", subj, err)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -44,6 +45,17 @@ func inboxKey(sid string, seq uint64) string {
 func midxKey(id string) string           { return "midx/" + id }
 func dedupeKey(from, cmid string) string { return "dedupe/" + from + "/" + cmid }
 
+// dedupeScope is whose namespace a client message id lives in: the sender's;
+// but an ephemeral sender (a CLI call without --session) lives for one call,
+// so a retry comes from a new session, and its ids are scoped to the
+// recipient instead.
+func dedupeScope(from, to *session) string {
+	if from.Ephemeral {
+		return "~" + to.ID
+	}
+	return from.ID
+}
+
 func newMsgID() string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
@@ -66,10 +78,30 @@ func (b *Broker) onSend(m *nats.Msg) {
 		respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
 		return
 	}
+	after := func(err error) { b.afterSend(m, p, err) }
+	if p.remote != "" {
+		after = func(err error) { b.afterRemoteSend(m, p, err) }
+	}
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
-		after: func(err error) { b.afterSend(m, p, err) },
+		after: after,
 	})
+}
+
+// dedupeLookupLocked returns the id stored under a client message id key,
+// pending or committed, or "".
+func (b *Broker) dedupeLookupLocked(dkey string) string {
+	if id, ok := b.dedupe[dkey]; ok {
+		return id
+	}
+	var dup string
+	_ = b.st.View(func(txn *store.Txn) error {
+		if v, err := store.Get(txn, dkey); err == nil {
+			dup = string(v)
+		}
+		return nil
+	})
+	return dup
 }
 
 // preparedSend is a validated message ready to be stored.
@@ -84,6 +116,8 @@ type preparedSend struct {
 	replacedID string
 	rkey       replaceKey
 	duplicate  string // id of an earlier message with the same client id
+	dkey       string // dedupe key of the client id, "" without one
+	remote     string // bridged host the message goes to, "" when local
 }
 
 func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
@@ -100,26 +134,17 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	if from == nil {
 		return nil, wire.Errorf(wire.CodeNotFound, "unknown sender session %q", req.From)
 	}
+	if name, host, ok := wire.SplitRemote(req.To); ok {
+		return b.prepareRemoteSendLocked(req, from, name, host, seq)
+	}
 	to, err := b.lookupLocked(req.To, req.From)
 	if err != nil {
 		return nil, err
 	}
 	p := &preparedSend{req: req, toRow: b.viewLocked(to, req.From)}
 	if req.ClientMsgID != "" {
-		if id, ok := b.dedupe[dedupeKey(req.From, req.ClientMsgID)]; ok {
-			p.duplicate = id
-			return p, nil
-		}
-		var dup string
-		_ = b.st.View(func(txn *store.Txn) error {
-			v, err := store.Get(txn, dedupeKey(req.From, req.ClientMsgID))
-			if err == nil {
-				dup = string(v)
-			}
-			return nil
-		})
-		if dup != "" {
-			p.duplicate = dup
+		p.dkey = dedupeKey(dedupeScope(from, to), req.ClientMsgID)
+		if p.duplicate = b.dedupeLookupLocked(p.dkey); p.duplicate != "" {
 			return p, nil
 		}
 	}
@@ -169,7 +194,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		to.held[p.msg.ID] = time.Now().Add(replaceWindow)
 	}
 	if req.ClientMsgID != "" {
-		b.dedupe[dedupeKey(req.From, req.ClientMsgID)] = p.msg.ID
+		b.dedupe[p.dkey] = p.msg.ID
 	}
 	return p, nil
 }
@@ -267,7 +292,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 		return err
 	}
 	if p.req.ClientMsgID != "" {
-		e := badgerEntry(dedupeKey(p.req.From, p.req.ClientMsgID), p.msg.ID, 24*time.Hour)
+		e := badgerEntry(p.dkey, p.msg.ID, 24*time.Hour)
 		if err := txn.SetEntry(e); err != nil {
 			return err
 		}
@@ -301,7 +326,7 @@ func deleteInboxKey(txn *store.Txn, key string) error {
 func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 	b.mu.Lock()
 	if p.req.ClientMsgID != "" {
-		delete(b.dedupe, dedupeKey(p.req.From, p.req.ClientMsgID))
+		delete(b.dedupe, p.dkey)
 	}
 	to := b.sessions[p.msg.To]
 	if err != nil {
@@ -643,7 +668,7 @@ func (b *Broker) pending(req wire.SessionRef) (*wire.PendingReply, error) {
 		}
 		out = append(out, wire.PendingAsk{
 			AskID: a.id, From: wire.Peer{ID: a.from, Name: a.fromName, Cwd: a.fromCwd},
-			FromTarget: targets[a.from], Text: a.text, SentAt: a.sentAt, ExpiresAt: a.expires,
+			FromTarget: cmp.Or(targets[a.from], a.fromName), Text: a.text, SentAt: a.sentAt, ExpiresAt: a.expires,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].SentAt.Before(out[j].SentAt) })

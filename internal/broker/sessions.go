@@ -277,6 +277,11 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 	}
 	b.mu.Lock()
 	rows := b.rowsLocked(req.Self)
+	if scope == "all" {
+		for _, r := range b.remoteRowsLocked() {
+			rows = append(rows, &r)
+		}
+	}
 	b.mu.Unlock()
 	out := make([]wire.Session, 0, len(rows))
 	for _, r := range rows {
@@ -287,7 +292,7 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
 			continue
 		}
-		if scope == "project" && req.Project != "" && r.Project != req.Project {
+		if scope == "project" && req.Project != "" && r.Project != req.Project && r.Host == "" {
 			continue
 		}
 		out = append(out, *r)

@@ -49,6 +49,9 @@ func (b *Broker) commitWait(apply func(*store.Txn) error) error {
 }
 
 func (b *Broker) topicSession(sid, verb string) (*session, error) {
+	if _, _, remote := wire.SplitRemote(sid); remote {
+		return &session{Session: wire.Session{ID: sid}}, nil // a bridged host's session
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.sessions[sid]
@@ -62,6 +65,9 @@ func (b *Broker) topicSession(sid, verb string) (*session, error) {
 }
 
 func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply, error) {
+	if res, ok, err := b.forwardSubscription("subscribe", req); ok {
+		return res, err
+	}
 	if err := presence.ValidateTopic(req.Topic); err != nil {
 		return nil, badRequest(err)
 	}
@@ -82,6 +88,9 @@ func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply
 }
 
 func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply, error) {
+	if res, ok, err := b.forwardSubscription("unsubscribe", req); ok {
+		return res, err
+	}
 	if err := presence.ValidateTopic(req.Topic); err != nil {
 		return nil, badRequest(err)
 	}
@@ -153,10 +162,6 @@ func (b *Broker) onPublish(m *nats.Msg) {
 		fail(wire.Errorf(wire.CodeBadRequest, "decode publish request: %v", err))
 		return
 	}
-	if err := validatePublish(&req); err != nil {
-		fail(err)
-		return
-	}
 	from, err := b.topicSession(req.From, "publish")
 	if err != nil {
 		fail(err)
@@ -165,92 +170,162 @@ func (b *Broker) onPublish(m *nats.Msg) {
 	b.mu.Lock()
 	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
 	b.mu.Unlock()
+	if topic, host, ok := wire.SplitRemote(req.Topic); ok {
+		fwd := req
+		fwd.Topic = topic
+		res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "publish", From: peer, Publish: &fwd})
+		if err != nil {
+			fail(err)
+			return
+		}
+		res.Publish.Topic = req.Topic
+		respond(m, wire.Reply[wire.PublishReply]{Result: res.Publish})
+		return
+	}
+	res, err := b.publishAs(req, peer)
+	if err != nil {
+		fail(err)
+		return
+	}
+	respond(m, wire.Reply[wire.PublishReply]{Result: res})
+}
+
+// publishAs stores peer's publication and its wake-ups and waits for the
+// commit. Wake-ups for subscribers on bridged hosts go to their outbox.
+func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.PublishReply, error) {
+	if err := validatePublish(&req); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
 	if req.Version == 0 {
 		req.Version = now.UnixNano()
 	}
 	seq, err := b.seq.Next()
 	if err != nil {
-		fail(err)
-		return
+		return nil, err
 	}
 	rec := storedRecord{Topic: req.Topic, From: peer, Event: req.Event, Message: req.Message,
 		Resource: req.Resource, Ownership: req.Ownership, Seq: seq, Version: req.Version, PublishedAt: now}
 	reply := &wire.PublishReply{Topic: req.Topic, Seq: seq}
 	var wake []wire.Message
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
-			wake, reply.Stale, reply.Woken = nil, false, 0
-			if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
-				var old storedRecord
-				if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
-					reply.Stale, reply.Seq = true, old.Seq
-					return nil
-				}
-			} else if err != store.ErrNotFound {
-				return err
-			}
-			data, _ := json.Marshal(rec)
-			if err := txn.Set([]byte(trecKey(req.Topic, peer.ID)), data); err != nil {
-				return err
-			}
-			if req.Event == wire.EventUpdate {
+	remoteHosts := map[string]bool{}
+	err = b.commitWait(func(txn *store.Txn) error {
+		wake, reply.Stale, reply.Woken = nil, false, 0
+		clear(remoteHosts)
+		if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
+			var old storedRecord
+			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
+				reply.Stale, reply.Seq = true, old.Seq
 				return nil
 			}
-			var subs []storedSub
-			if err := store.Scan(txn, "tsub/"+req.Topic+"\x00", func(_ string, v []byte) (bool, error) {
-				var s storedSub
-				if json.Unmarshal(v, &s) == nil {
-					subs = append(subs, s)
-				}
-				return true, nil
-			}); err != nil {
+		} else if err != store.ErrNotFound {
+			return err
+		}
+		data, _ := json.Marshal(rec)
+		if err := txn.Set([]byte(trecKey(req.Topic, peer.ID)), data); err != nil {
+			return err
+		}
+		if req.Event == wire.EventUpdate {
+			return nil
+		}
+		var subs []storedSub
+		if err := store.Scan(txn, "tsub/"+req.Topic+"\x00", func(_ string, v []byte) (bool, error) {
+			var s storedSub
+			if json.Unmarshal(v, &s) == nil {
+				subs = append(subs, s)
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		for _, s := range subs {
+			if s.SessionID == peer.ID || (req.Event == wire.EventRelease && !s.AwaitRelease) {
+				continue
+			}
+			mseq, err := b.seq.Next()
+			if err != nil {
 				return err
 			}
-			for _, s := range subs {
-				if s.SessionID == peer.ID || (req.Event == wire.EventRelease && !s.AwaitRelease) {
-					continue
-				}
-				mseq, err := b.seq.Next()
-				if err != nil {
-					return err
-				}
-				msg := wire.Message{
-					ID: newMsgID(), Seq: mseq, From: peer, To: s.SessionID, Text: req.Message,
-					Delivery: wire.DeliverySteer, SentAt: now,
-					Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
-				}
-				data, _ := json.Marshal(msg)
-				key := inboxKey(s.SessionID, mseq)
-				if err := txn.Set([]byte(key), data); err != nil {
-					return err
-				}
-				if err := txn.Set([]byte(midxKey(msg.ID)), []byte(key)); err != nil {
-					return err
-				}
-				wake = append(wake, msg)
+			msg := wire.Message{
+				ID: newMsgID(), Seq: mseq, From: peer, To: s.SessionID, Text: req.Message,
+				Delivery: wire.DeliverySteer, SentAt: now,
+				Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
 			}
-			reply.Woken = len(wake)
-			return nil
-		},
-		after: func(err error) {
-			if err != nil {
-				fail(err)
-				return
+			key := inboxKey(s.SessionID, mseq)
+			if _, host, remote := wire.SplitRemote(s.SessionID); remote {
+				key = outboxKey(host, mseq)
+				remoteHosts[host] = true
 			}
-			b.mu.Lock()
-			if s := b.sessions[peer.ID]; s != nil {
-				s.LastIntercomActivity = &now
+			data, _ := json.Marshal(msg)
+			if err := txn.Set([]byte(key), data); err != nil {
+				return err
 			}
-			for _, msg := range wake {
-				if s := b.sessions[msg.To]; s != nil {
-					b.pushLocked(s, []wire.Message{msg})
-				}
+			if err := txn.Set([]byte(midxKey(msg.ID)), []byte(key)); err != nil {
+				return err
 			}
-			b.mu.Unlock()
-			respond(m, wire.Reply[wire.PublishReply]{Result: reply})
-		},
+			wake = append(wake, msg)
+		}
+		reply.Woken = len(wake)
+		return nil
 	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	b.mu.Lock()
+	if s := b.sessions[peer.ID]; s != nil {
+		s.LastIntercomActivity = &now
+	}
+	for _, msg := range wake {
+		if s := b.sessions[msg.To]; s != nil {
+			b.pushLocked(s, []wire.Message{msg})
+		}
+	}
+	b.mu.Unlock()
+	for _, msg := range wake {
+		if _, host, remote := wire.SplitRemote(msg.To); remote {
+			b.publish(wire.BridgeOut(host), msg)
+		}
+	}
+	return reply, nil
+}
+
+// forwardSubscription sends a subscription to "topic@host" over the bridge.
+func (b *Broker) forwardSubscription(op string, req wire.SubscribeRequest) (*wire.SubscribeReply, bool, error) {
+	topic, host, ok := wire.SplitRemote(req.Topic)
+	if !ok {
+		return nil, false, nil
+	}
+	from, err := b.topicSession(req.SessionID, op)
+	if err != nil {
+		return nil, true, err
+	}
+	b.mu.Lock()
+	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
+	b.mu.Unlock()
+	fwd := req
+	fwd.Topic = topic
+	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: op, From: peer, Subscribe: &fwd})
+	if err != nil {
+		return nil, true, err
+	}
+	res.Subscribe.Topic = req.Topic
+	return res.Subscribe, true, nil
+}
+
+// topicsAnywhere reads local topics, or forwards "topic@host".
+func (b *Broker) topicsAnywhere(req wire.TopicsRequest) (*wire.TopicsReply, error) {
+	topic, host, ok := wire.SplitRemote(req.Topic)
+	if !ok {
+		return b.topics(req)
+	}
+	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "topics", Topic: topic})
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Topics {
+		res.Topics[i].Topic += "@" + host
+	}
+	return &wire.TopicsReply{Topics: res.Topics}, nil
 }
 
 // topics reads current records, subscribers and resource owners.
@@ -299,7 +374,7 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 	b.mu.Lock()
 	for _, r := range recs {
 		s := b.sessions[r.From.ID]
-		connected := s != nil && s.Connected
+		connected := s != nil && s.Connected || b.remoteConnectedLocked(r.From.ID)
 		if s != nil {
 			r.From.Name = s.Name
 		}
@@ -316,6 +391,13 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		name, connected := "", false
 		if s := b.sessions[sub.SessionID]; s != nil {
 			name, connected = s.Name, s.Connected
+		} else if id, host, ok := wire.SplitRemote(sub.SessionID); ok {
+			name, connected = id+"@"+host, b.remoteConnectedLocked(sub.SessionID)
+			for _, rs := range b.remoteRowsLocked() {
+				if rs.ID == sub.SessionID {
+					name = rs.Name
+				}
+			}
 		}
 		ti := get(sub.Topic)
 		ti.Subscribers = append(ti.Subscribers, wire.TopicSubscriber{SessionID: sub.SessionID, Name: name, AwaitRelease: sub.AwaitRelease, Connected: connected})

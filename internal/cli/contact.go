@@ -107,8 +107,10 @@ func (cc *ContactCmd) Run(e *env) error {
 			return usagef("%s requires --message", cc.Reason)
 		}
 	}
-	if err := checkMessage(cc.Message+" ", nil); err != nil {
-		return err
+	if cc.Message != "" { // optional with an interview; required (above) otherwise
+		if err := checkMessage(cc.Message, nil); err != nil {
+			return err
+		}
 	}
 	c, err := e.connect()
 	if err != nil {

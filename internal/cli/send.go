@@ -33,7 +33,7 @@ type SendCmd struct {
 	QueueMode string   `name:"queue-mode" enum:"replace," default:"" help:"replace: keep only the newest undelivered queued message of --thread from you."`
 	Thread    string   `help:"Thread key for --queue-mode replace." placeholder:"T"`
 	ReplyTo   string   `name:"reply-to" help:"Mark this message as the answer to message ID." placeholder:"ID"`
-	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once." placeholder:"KEY"`
+	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once (keys are per sender; without --session, per recipient)." placeholder:"KEY"`
 	Yes       bool     `short:"y" help:"Skip the confirmSend prompt."`
 	MessageFlags
 }
@@ -189,6 +189,8 @@ func (s *SendCmd) Run(e *env) error {
 	switch {
 	case res.Duplicate:
 		fmt.Fprintf(e.stdout, "Already sent to %s as %s (same --client-id); not stored again.\n", res.To.Target, res.ID)
+	case res.Queued:
+		fmt.Fprintf(e.stdout, "Message %s queued for %s: the bridge link is down; it is stored here and forwarded when the link returns.\n", res.ID, res.To.Target)
 	case res.Offline:
 		fmt.Fprintf(e.stdout, "Message %s stored for %s, which is offline; it is delivered when the session resumes.\n", res.ID, res.To.Target)
 	default:

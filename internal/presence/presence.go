@@ -265,13 +265,20 @@ func resolveIn(set []*wire.Session, target string) (*wire.Session, error) {
 	return nil, &AmbiguousError{Target: target, Choices: choices}
 }
 
-var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
+var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
 
 const maxTopicLen = 200
 
 // ValidateTopic checks an exact topic name: 1-200 of letters, digits and
-// . _ : / @ -, no wildcards, no empty path segments.
+// . _ : / -, no wildcards, no empty path segments. A topic of a bridged
+// host is written topic@host; ValidateTopic checks both parts.
 func ValidateTopic(t string) error {
+	if i := strings.LastIndexByte(t, '@'); i >= 0 {
+		if host := t[i+1:]; !wire.ValidHost(host) {
+			return fmt.Errorf("invalid topic %q: %q after @ is not a host name", t, host)
+		}
+		t = t[:i]
+	}
 	switch {
 	case t == "":
 		return fmt.Errorf("invalid topic: empty")
@@ -280,7 +287,7 @@ func ValidateTopic(t string) error {
 	case strings.ContainsAny(t, "*>"):
 		return fmt.Errorf("invalid topic %q: wildcards are not supported; topics are exact names", t)
 	case !topicRE.MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
-		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / @ - (no spaces, no empty segments)", t)
+		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / - (no spaces, no empty segments)", t)
 	}
 	return nil
 }

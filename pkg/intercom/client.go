@@ -83,6 +83,10 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	nc, err := nats.Connect("nats://intercom.invalid:4222",
 		nats.SetCustomDialer(d),
 		nats.Name(name),
+		// The URL is a placeholder for the custom dialer: never resolve it
+		// (a DNS lookup costs milliseconds, and seconds when the resolver
+		// stalls, while the pre-dialed connection idles out).
+		nats.SkipHostLookup(),
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(backoff),
 		nats.ReconnectBufSize(16<<20),
@@ -306,4 +310,11 @@ func (c *Client) Forget(ctx context.Context, sessionID string) error {
 func (c *Client) Unregister(ctx context.Context, sessionID string) error {
 	_, err := call[wire.Empty](ctx, c, wire.SubjUnreg, wire.SessionRef{SessionID: sessionID})
 	return err
+}
+
+// Call makes one raw API request (subject from package wire) and decodes the
+// result; broker errors come back as *wire.Error. It is for tools that speak
+// parts of the API this package does not wrap (the bridge, for one).
+func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Res, error) {
+	return call[Res](ctx, c, subject, req)
 }

@@ -68,6 +68,7 @@ type Session struct {
 	Ephemeral            bool       `json:"ephemeral,omitempty"`
 	Self                 bool       `json:"self,omitempty"`
 	Queued               int        `json:"queued"`
+	Host                 string     `json:"host,omitempty"` // set on sessions of a bridged machine
 }
 
 // RegisterRequest creates or resumes a session held by the sending connection.
@@ -195,6 +196,10 @@ type SendReply struct {
 	Offline   bool    `json:"offline,omitempty"`
 	Duplicate bool    `json:"duplicate,omitempty"`
 	PeerBusy  bool    `json:"peer_busy,omitempty"`
+	// Remote targets: Queued means stored in the local outbox because the
+	// bridge link is down; RemoteStored means the remote broker stored it.
+	Queued       bool `json:"queued,omitempty"`
+	RemoteStored bool `json:"remote_stored,omitempty"`
 }
 
 // AskEvent is published to an ask's WaitSubject.
