@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -38,11 +39,23 @@ func (a *AttachCmd) Run(e *env) error {
 	if a.Resume != "" && (a.Name != "" && a.ID != "") {
 		return usagef("--resume cannot be combined with --id")
 	}
+	if a.Name != "" {
+		if err := presence.ValidateName(a.Name); err != nil {
+			return usageError{err}
+		}
+	}
 	c, err := e.connect()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	reconnected := make(chan struct{}, 1)
+	c.OnReconnect(func() {
+		select {
+		case reconnected <- struct{}{}:
+		default:
+		}
+	})
 	status := "idle"
 	if e.cfg.Status != "" {
 		status += " · " + e.cfg.Status
@@ -69,6 +82,15 @@ func (a *AttachCmd) Run(e *env) error {
 			_ = s.Detach(ctx)
 			cancel()
 			return nil
+		case <-reconnected:
+			if e.g.JSON {
+				_ = e.printJSONTo(out, map[string]any{"event": "reconnected", "id": info.ID, "name": info.Name})
+			} else {
+				fmt.Fprintf(out, "(reconnected to the broker as %s)\n", info.Name)
+			}
+			if err := out.Flush(); err != nil {
+				return fmt.Errorf("write event: %w", err)
+			}
 		case m := <-s.Messages():
 			if e.g.JSON {
 				_ = e.printJSONTo(out, toJSON(m))
