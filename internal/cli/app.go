@@ -49,6 +49,7 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 
+	Mcp               McpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
 	ContactSupervisor ContactCmd `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
 
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`

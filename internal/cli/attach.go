@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -95,7 +96,7 @@ func (a *AttachCmd) Run(e *env) error {
 			if e.g.JSON {
 				_ = e.printJSONTo(out, toJSON(m))
 			} else {
-				renderMessage(out, m, info.Target, e.cfg.ReplyHint)
+				render.Message(out, m, e.replyHint(info.Target, m))
 			}
 			if err := out.Flush(); err != nil {
 				return fmt.Errorf("write message: %w", err) // not acked: redelivered later

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -64,7 +65,7 @@ func (in *InboxCmd) Run(e *env) error {
 	}
 	if !e.g.JSON {
 		for _, m := range msgs {
-			renderMessage(out, m, e.g.Session, e.cfg.ReplyHint)
+			render.Message(out, m, e.replyHint(e.g.Session, m))
 		}
 	}
 	if err := out.Flush(); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -44,7 +45,7 @@ func (l *ListCmd) Run(e *env) error {
 	if e.g.JSON {
 		return e.printJSON(wire.ListReply{Sessions: rows})
 	}
-	renderSessions(e.stdout, rows)
+	render.Sessions(e.stdout, rows)
 	return nil
 }
 
@@ -108,6 +109,6 @@ func (s *StatusCmd) Run(e *env) error {
 		id = "(none; pass --session)"
 	}
 	fmt.Fprintf(e.stdout, "Connected: Yes, Session ID: %s, Active sessions: %d, Queued inbound: %d\nBroker socket: %s\n", id, active, queued, l.Socket)
-	renderSessions(e.stdout, rows)
+	render.Sessions(e.stdout, rows)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -134,7 +135,7 @@ func (p *PendingCmd) Run(e *env) error {
 		if len(preview) > 200 {
 			preview = preview[:200] + "…"
 		}
-		fmt.Fprintf(e.stdout, "• from %s (%s), %s — replyTo: %s\n  %s\n  reply: %s\n", r.From.Name, r.FromTarget, ago(&t), r.AskID, preview, r.ReplyCommand)
+		fmt.Fprintf(e.stdout, "• from %s (%s), %s — replyTo: %s\n  %s\n  reply: %s\n", r.From.Name, r.FromTarget, render.Ago(&t), r.AskID, preview, r.ReplyCommand)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -224,7 +225,7 @@ func (t *TopicsCmd) Run(e *env) error {
 				own = fmt.Sprintf(" [%s %s]", r.Resource, r.Ownership)
 			}
 			at := r.PublishedAt
-			fmt.Fprintf(e.stdout, "  • %s (%s, %s)%s: %s\n", r.From.Name, r.Event, ago(&at), own, r.Message)
+			fmt.Fprintf(e.stdout, "  • %s (%s, %s)%s: %s\n", r.From.Name, r.Event, render.Ago(&at), own, r.Message)
 		}
 		var subs []string
 		for _, s := range ti.Subscribers {

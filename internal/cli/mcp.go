@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/intercom-dev/intercom/internal/mcpserver"
+)
+
+// McpCmd serves MCP on stdio.
+type McpCmd struct {
+	Name string `env:"INTERCOM_NAME" help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
+	ID   string `name:"id" env:"INTERCOM_SESSION_ID" help:"Stable session id to register or resume (8-80 of A-Z a-z 0-9 _ -)." placeholder:"ID"`
+}
+
+// Help shows examples.
+func (McpCmd) Help() string {
+	return `An MCP stdio server for any MCP client (Claude Code, Codex, ...). It holds
+one session for the life of the connection and exposes the tool "intercom"
+(actions list, send, ask, reply, pending, status, subscribe, unsubscribe,
+publish, topics) and, inside a run started by agent-runs, "contact_supervisor".
+Messages that arrive are appended to the next tool result.
+
+Examples:
+  claude mcp add intercom -- intercom mcp --name backend
+  intercom mcp --name reviewer`
+}
+
+// Run serves.
+func (m *McpCmd) Run(e *env) error {
+	c, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Config: e.cfg, Version: Version, Log: e.log}
+	if _, _, _, _, ok := mcpserver.ChildVars(); ok {
+		opts.Child = contactViaCLI
+	}
+	return mcpserver.Run(e.ctx, opts, &mcp.StdioTransport{})
+}
+
+// contactViaCLI runs `intercom --json contact-supervisor` (same binary, same
+// environment), which saves the question and waits durably.
+func contactViaCLI(ctx context.Context, reason, message string, interview map[string]any) (string, map[string]any, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	args := []string{"--json", "contact-supervisor", "--reason", reason}
+	if message != "" {
+		args = append(args, "--message", message)
+	}
+	var stdin []byte
+	if interview != nil {
+		args = append(args, "--interview", "-")
+		stdin, _ = json.Marshal(interview)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", nil, fmt.Errorf("%s", strings.TrimSpace(strings.TrimPrefix(errb.String(), "intercom: ")))
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return "", nil, fmt.Errorf("contact-supervisor output: %w", err)
+	}
+	if reply, ok := res["reply"].(string); ok {
+		return "Reply from supervisor: " + reply, res, nil
+	}
+	return "Progress update accepted; queued for the supervisor's next tool boundary.", res, nil
+}

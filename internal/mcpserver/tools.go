@@ -1,0 +1,314 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+const toolDescription = `Find and message the other agent sessions on this machine.
+Actions: list (this repository's sessions; scope "all" for every project), status,
+send (non-blocking; steer by default: reaches the peer at its next tool boundary),
+ask (blocks until the peer replies; only when you cannot continue without the answer),
+reply (answers the current or single pending ask; "to" picks one of several),
+pending (unresolved inbound asks), subscribe/unsubscribe/publish/topics (quiet shared
+topic state and advisory resource ownership). New inbound messages are appended to results.`
+
+const contactDescription = `Contact the supervisor that delegated this task.
+reason "need_decision": one blocking decision (waits for the reply, no timeout);
+"interview_request": blocking structured questions ({title?, description?, questions:[{id,type,question,options?,context?}]});
+"progress_update": a non-blocking material discovery. Do not use it for routine completion.`
+
+// Attachment is an MCP attachment argument.
+type Attachment struct {
+	Type     string `json:"type" jsonschema:"file, snippet or context"`
+	Name     string `json:"name,omitempty"`
+	Language string `json:"language,omitempty"`
+	Path     string `json:"path,omitempty" jsonschema:"for file: read now when content is empty"`
+	Content  string `json:"content,omitempty"`
+}
+
+// ToolInput is the intercom tool's argument object (the reference's names).
+type ToolInput struct {
+	Action       string       `json:"action" jsonschema:"list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics"`
+	Scope        string       `json:"scope,omitempty" jsonschema:"list/status: project (default) or all"`
+	To           string       `json:"to,omitempty" jsonschema:"target session name, id or id prefix; for reply: which ask"`
+	Message      string       `json:"message,omitempty"`
+	Attachments  []Attachment `json:"attachments,omitempty"`
+	ReplyTo      string       `json:"replyTo,omitempty"`
+	Delivery     string       `json:"delivery,omitempty" jsonschema:"steer (default), queue or passive (send only)"`
+	QueueMode    string       `json:"queueMode,omitempty" jsonschema:"stack (default) or replace (needs threadId)"`
+	ThreadID     string       `json:"threadId,omitempty"`
+	Passive      bool         `json:"passive,omitempty" jsonschema:"legacy alias for delivery passive"`
+	Topic        string       `json:"topic,omitempty"`
+	AwaitRelease bool         `json:"awaitRelease,omitempty"`
+	Event        string       `json:"event,omitempty" jsonschema:"publish: update (default), blocker, decision or release"`
+	Resource     string       `json:"resource,omitempty"`
+	Ownership    string       `json:"ownership,omitempty" jsonschema:"held or released"`
+}
+
+// ContactInput is contact_supervisor's argument object.
+type ContactInput struct {
+	Reason    string         `json:"reason" jsonschema:"need_decision, interview_request or progress_update"`
+	Message   string         `json:"message,omitempty"`
+	Interview map[string]any `json:"interview,omitempty"`
+}
+
+func (s *Server) handle(ctx context.Context, _ *mcp.CallToolRequest, in ToolInput) (*mcp.CallToolResult, map[string]any, error) {
+	s.busy(ctx, "intercom")
+	text, out, err := s.do(ctx, in)
+	if err != nil {
+		return errResult(err)
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	res, out := s.withInbox(ctx, text, out)
+	return res, out, nil
+}
+
+func (s *Server) contact(ctx context.Context, _ *mcp.CallToolRequest, in ContactInput) (*mcp.CallToolResult, map[string]any, error) {
+	s.busy(ctx, "contact_supervisor")
+	switch in.Reason {
+	case "need_decision", "interview_request", "progress_update":
+	default:
+		return errResult(fmt.Errorf("invalid reason %q: want need_decision, interview_request or progress_update", in.Reason))
+	}
+	text, structured, err := s.opts.Child(ctx, in.Reason, in.Message, in.Interview)
+	if err != nil {
+		return errResult(err)
+	}
+	if structured == nil {
+		structured = map[string]any{}
+	}
+	res, out := s.withInbox(ctx, text, structured)
+	return res, out, nil
+}
+
+func (s *Server) c() *intercom.Client { return s.opts.Client }
+
+// validateDelivery applies the reference's cross-field rules.
+func validateDelivery(in *ToolInput, ask bool) error {
+	if in.Passive {
+		if in.Delivery != "" && in.Delivery != wire.DeliveryPassive {
+			return errors.New("passive cannot be combined with another delivery")
+		}
+		in.Delivery = wire.DeliveryPassive
+	}
+	switch in.Delivery {
+	case "", wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive:
+	default:
+		return fmt.Errorf("invalid delivery %q: want steer, queue or passive", in.Delivery)
+	}
+	if ask && in.Delivery == wire.DeliveryPassive {
+		return errors.New("passive delivery cannot be used for ask")
+	}
+	switch in.QueueMode {
+	case "", "stack":
+		if in.ThreadID != "" {
+			return errors.New("threadId is only valid with queueMode replace")
+		}
+		if in.QueueMode != "" && in.Delivery != wire.DeliveryQueue {
+			return errors.New("queueMode requires delivery queue")
+		}
+	case "replace":
+		if in.Delivery != wire.DeliveryQueue {
+			return errors.New("queueMode replace requires delivery queue")
+		}
+		if in.ThreadID == "" {
+			return errors.New("queueMode replace requires threadId")
+		}
+	default:
+		return fmt.Errorf("invalid queueMode %q: want stack or replace", in.QueueMode)
+	}
+	return nil
+}
+
+func attachments(in []Attachment) ([]wire.Attachment, error) {
+	out := make([]wire.Attachment, 0, len(in))
+	for i, a := range in {
+		w := wire.Attachment{Type: a.Type, Name: a.Name, Language: a.Language, Path: a.Path, Content: a.Content}
+		if a.Type == "file" && a.Content == "" && a.Path != "" {
+			data, err := os.ReadFile(a.Path)
+			if err != nil {
+				return nil, fmt.Errorf("attachment %d: %w", i+1, err)
+			}
+			w.Content = string(data)
+			if w.Name == "" {
+				w.Name = a.Path
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, error) {
+	self := s.SessionID()
+	switch in.Action {
+	case "list", "status":
+		rows, err := s.c().List(ctx, intercom.ListOptions{Self: self, Scope: in.Scope})
+		if err != nil {
+			return "", nil, err
+		}
+		var b strings.Builder
+		if in.Action == "status" {
+			fmt.Fprintf(&b, "Connected: Yes, Session ID: %s, Active sessions: %d\n", self, len(rows))
+		}
+		render.Sessions(&b, rows)
+		return b.String(), map[string]any{"sessions": rows, "session_id": self}, nil
+	case "send", "ask":
+		ask := in.Action == "ask"
+		if err := validateDelivery(&in, ask); err != nil {
+			return "", nil, err
+		}
+		if in.To == "" || (strings.TrimSpace(in.Message) == "" && len(in.Attachments) == 0) {
+			return "", nil, fmt.Errorf("%s needs to and message", in.Action)
+		}
+		att, err := attachments(in.Attachments)
+		if err != nil {
+			return "", nil, err
+		}
+		qm := in.QueueMode
+		if qm == "stack" {
+			qm = ""
+		}
+		req := wire.SendRequest{From: self, To: in.To, Text: in.Message, Delivery: in.Delivery, DeliverySet: in.Delivery != "",
+			QueueMode: qm, Thread: in.ThreadID, ReplyTo: in.ReplyTo, Attachments: att}
+		if !ask {
+			res, err := s.c().Send(ctx, req)
+			if err != nil {
+				return "", nil, err
+			}
+			text := fmt.Sprintf("Message sent to %s. This session can end its turn or continue independent work.", res.To.Target)
+			if res.Offline {
+				text = fmt.Sprintf("Message stored for %s, which is offline; it is delivered when it resumes.", res.To.Target)
+			}
+			return text, map[string]any{"id": res.ID, "to": res.To.Target, "offline": res.Offline}, nil
+		}
+		res, err := s.c().Ask(ctx, req, s.opts.Config.AskTimeout())
+		if errors.Is(err, intercom.ErrPeerBusy) {
+			return fmt.Sprintf("%s does not accept asks now (busy); the message was delivered but not replied. Use send instead, or delivery steer to wait.", res.To.Target),
+				map[string]any{"reason": "peer_busy", "id": res.AskID}, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return fmt.Sprintf("Reply from %s:\n\n%s", res.Reply.From.Name, res.Reply.Text), map[string]any{"reply": res.Reply, "ask_id": res.AskID}, nil
+	case "reply":
+		if strings.TrimSpace(in.Message) == "" {
+			return "", nil, errors.New("reply needs message")
+		}
+		asks, err := s.c().Pending(ctx, self)
+		if err != nil {
+			return "", nil, err
+		}
+		target := in.To
+		if target == "" {
+			target = in.ReplyTo
+		}
+		var match []wire.PendingAsk
+		for _, a := range asks {
+			if target == "" || a.AskID == target || strings.EqualFold(a.From.Name, target) || a.FromTarget == target {
+				match = append(match, a)
+			}
+		}
+		switch {
+		case len(match) == 0:
+			return "", nil, errors.New("No active intercom context to reply to")
+		case len(match) > 1:
+			var ids []string
+			for _, a := range match {
+				ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
+			}
+			return "", nil, fmt.Errorf("Multiple pending asks — specify `to`: %s", strings.Join(ids, ", "))
+		}
+		a := match[0]
+		res, err := s.c().Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
+		if err != nil {
+			return "", nil, err
+		}
+		return fmt.Sprintf("Reply sent to %s.", a.From.Name), map[string]any{"id": res.ID, "reply_to": a.AskID}, nil
+	case "pending":
+		asks, err := s.c().Pending(ctx, self)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(asks) == 0 {
+			return "No pending asks.", map[string]any{"asks": asks}, nil
+		}
+		var b strings.Builder
+		for _, a := range asks {
+			t := a.SentAt
+			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", a.From.Name, render.Ago(&t), a.AskID, a.Text, a.AskID)
+		}
+		return b.String(), map[string]any{"asks": asks}, nil
+	case "subscribe", "unsubscribe":
+		if err := presence.ValidateTopic(in.Topic); err != nil {
+			return "", nil, err
+		}
+		if in.Action == "unsubscribe" {
+			if err := s.c().Unsubscribe(ctx, self, in.Topic); err != nil {
+				return "", nil, err
+			}
+			return "Unsubscribed from " + in.Topic + ".", map[string]any{"topic": in.Topic}, nil
+		}
+		res, err := s.c().Subscribe(ctx, self, in.Topic, in.AwaitRelease)
+		if err != nil {
+			return "", nil, err
+		}
+		return "Subscribed to " + in.Topic + ".", map[string]any{"topic": res.Topic, "awaitRelease": res.AwaitRelease}, nil
+	case "publish":
+		if err := presence.ValidateTopic(in.Topic); err != nil {
+			return "", nil, err
+		}
+		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
+			Resource: in.Resource, Ownership: in.Ownership, Version: time.Now().UnixNano()})
+		if err != nil {
+			return "", nil, err
+		}
+		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), map[string]any{"seq": res.Seq, "woken": res.Woken, "stale": res.Stale}, nil
+	case "topics":
+		if in.Topic != "" {
+			if err := presence.ValidateTopic(in.Topic); err != nil {
+				return "", nil, err
+			}
+		}
+		topics, err := s.c().Topics(ctx, in.Topic)
+		if err != nil {
+			return "", nil, err
+		}
+		var b strings.Builder
+		if len(topics) == 0 {
+			b.WriteString("No topic state.")
+		}
+		for _, t := range topics {
+			fmt.Fprintf(&b, "Topic %s\n", t.Topic)
+			for _, r := range t.Resources {
+				fmt.Fprintf(&b, "  resource %s: %s\n", r.Resource, r.State)
+			}
+			for _, r := range t.Records {
+				fmt.Fprintf(&b, "  • %s (%s): %s\n", r.From.Name, r.Event, r.Message)
+			}
+		}
+		return b.String(), map[string]any{"topics": topics}, nil
+	}
+	return "", nil, fmt.Errorf("invalid action %q: want list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics", in.Action)
+}
+
+func defaultEvent(e string) string {
+	if e == "" {
+		return wire.EventUpdate
+	}
+	return e
+}

@@ -1,0 +1,134 @@
+// Package render formats sessions and messages for people and agents, the
+// same way in the CLI, the MCP server and the hooks.
+package render
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// tildify shortens a path under $HOME to ~/….
+func Tildify(p string) string {
+	if h, err := os.UserHomeDir(); err == nil && h != "/" && (p == h || strings.HasPrefix(p, h+"/")) {
+		return "~" + p[len(h):]
+	}
+	return p
+}
+
+// Message prints a message as a person or agent reads it: sender and
+// cwd, the reply hint for asks, then the body and attachments.
+func Message(w io.Writer, m wire.Message, hint string) {
+	if m.Topic != "" {
+		own := ""
+		if m.Resource != "" {
+			own = fmt.Sprintf(" · resource %s %s", m.Resource, m.Ownership)
+		}
+		fmt.Fprintf(w, "**Topic %s — %s from %s**%s [id %s · %s]\n\n%s\n\n", m.Topic, m.Event, m.From.Name, own, m.ID, m.SentAt.Local().Format("15:04:05"), strings.TrimRight(m.Text, "\n"))
+		return
+	}
+	mode := m.Delivery
+	if m.ReplyTo != "" {
+		mode += ", reply to " + m.ReplyTo
+	}
+	fmt.Fprintf(w, "**From %s** (Native session cwd: %s) [%s · id %s · %s]\n", m.From.Name, Tildify(m.From.Cwd), mode, m.ID, m.SentAt.Local().Format("15:04:05"))
+	if m.ExpectsReply && hint != "" {
+		fmt.Fprintf(w, "\n%s\n", hint)
+	}
+	fmt.Fprintf(w, "\n%s\n", strings.TrimRight(m.Text, "\n"))
+	for _, a := range m.Attachments {
+		label := a.Name
+		if a.Language != "" {
+			label += " (" + a.Language + ")"
+		}
+		if a.Path != "" {
+			label += " from " + a.Path
+		}
+		fmt.Fprintf(w, "\n--- %s: %s (%d bytes) ---\n%s\n--- end %s ---\n", a.Type, label, len(a.Content), strings.TrimRight(a.Content, "\n"), a.Name)
+	}
+	fmt.Fprintln(w)
+}
+
+func Ago(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "none"
+	}
+	d := time.Since(*t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// Sessions prints list/status rows with health tags and guidance.
+func Sessions(w io.Writer, rows []wire.Session) {
+	var self, others []wire.Session
+	for _, r := range rows {
+		if r.Self {
+			self = append(self, r)
+		} else {
+			others = append(others, r)
+		}
+	}
+	if len(self) > 0 {
+		fmt.Fprintln(w, "Current session:")
+		for _, r := range self {
+			row(w, r)
+			fmt.Fprintln(w, "  ↳ self target unavailable; choose a peer from Other sessions; use pending/reply for inbound asks")
+		}
+		fmt.Fprintln(w, "Other sessions:")
+	} else {
+		fmt.Fprintln(w, "Sessions:")
+	}
+	if len(others) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	for _, r := range others {
+		row(w, r)
+		fmt.Fprintln(w, "  ↳ "+Guidance(r))
+	}
+}
+
+func row(w io.Writer, r wire.Session) {
+	label := r.Name
+	if r.Target != r.Name {
+		label += " (" + r.Target + ")"
+	} else {
+		label += " (" + r.ID[:min(8, len(r.ID))] + ")"
+	}
+	model := ""
+	if r.Model != "" {
+		model = " (" + r.Model + ")"
+	}
+	tags := []string{}
+	if r.Self {
+		tags = append(tags, "self")
+	}
+	status := r.Status
+	if !r.Connected {
+		status = "disconnected"
+	}
+	tags = append(tags, status, "state:"+r.State,
+		fmt.Sprintf("accepts_asks:%t", r.AcceptsAsks), fmt.Sprintf("pending_asks:%d", r.PendingAsks),
+		"last_intercom_activity:"+Ago(r.LastIntercomActivity), "last_seen:"+Ago(&r.LastSeen))
+	fmt.Fprintf(w, "• %s — %s%s [%s]\n", label, Tildify(r.Cwd), model, strings.Join(tags, ", "))
+}
+
+func Guidance(r wire.Session) string {
+	if !r.Connected {
+		return "offline: send stores the message in its inbox until it resumes; ask is refused (peer_offline)"
+	}
+	if !r.AcceptsAsks {
+		return "send defaults to steer (reaches it at the next tool boundary); ask returns peer_busy unless --delivery steer; queue waits until idle; passive discouraged"
+	}
+	return "send defaults to steer; ask only if you must stay alive for a required reply; queue only for intentional delay; passive discouraged"
+}
