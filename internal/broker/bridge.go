@@ -23,12 +23,20 @@ import (
 // broker's acceptance before it is reported as queued.
 const remoteWaitFor = 5 * time.Second
 
+// remoteStaleAfter: a bridge reports its host every second (every few
+// seconds while the link hangs). A host not reported for this long is
+// treated as down, as when the bridge process died without a word.
+const remoteStaleAfter = 10 * time.Second
+
 type remoteHost struct {
 	host     string
 	linkUp   bool
 	sessions []wire.Session // as the remote broker reports them
 	updated  time.Time
 }
+
+// up reports whether the link to the host is up, per a recent report.
+func (r *remoteHost) up() bool { return r.linkUp && time.Since(r.updated) < remoteStaleAfter }
 
 func outboxPrefix(host string) string { return "outbox/" + host + "/" }
 func outboxKey(host string, seq uint64) string {
@@ -55,7 +63,7 @@ func (b *Broker) remoteRowsLocked() []wire.Session {
 			row.ID, row.Name, row.Host = s.ID+"@"+r.host, s.Name+"@"+r.host, r.host
 			row.Target = s.Target + "@" + r.host
 			row.Self, row.Project = false, ""
-			if !r.linkUp {
+			if !r.up() {
 				row.Connected, row.State, row.AcceptsAsks = false, wire.StateDisconnected, false
 			}
 			out = append(out, row)
@@ -69,7 +77,7 @@ func (b *Broker) remoteRowsLocked() []wire.Session {
 func (b *Broker) remoteConnectedLocked(pseudo string) bool {
 	id, host, ok := wire.SplitRemote(pseudo)
 	r := b.remotes[host]
-	if !ok || r == nil || !r.linkUp {
+	if !ok || r == nil || !r.up() {
 		return false
 	}
 	for _, s := range r.sessions {
@@ -161,10 +169,10 @@ func (b *Broker) prepareRemoteLocked(p *preparedSend, from *session, name, host 
 		toID = s.ID + "@" + host
 		p.toRow = *s
 		p.toRow.ID, p.toRow.Name, p.toRow.Target, p.toRow.Host = toID, s.Name+"@"+host, s.Target+"@"+host, host
-		if !r.linkUp {
+		if !r.up() {
 			p.toRow.Connected, p.toRow.State = false, wire.StateDisconnected
 		}
-	} else if r.linkUp {
+	} else if r.up() {
 		return wire.Errorf(wire.CodeNotFound, "no session matches %q on %s", name, host)
 	}
 	if req.ExpectsReply && req.WaitSubject != "" {
@@ -215,8 +223,13 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	if p.ask {
 		b.addAskLocked(p)
 	}
+	// A reply to an ask that came over the link settles the obligation
+	// here, as a local reply does (the asker's broker wakes the asker).
+	if a := b.asks[p.msg.ReplyTo]; a != nil && a.from == p.msg.To && a.to == p.msg.From.ID {
+		b.retireAskLocked(a)
+	}
 	var wait chan wire.BridgeAck
-	if r := b.remotes[p.remote]; r != nil && r.linkUp {
+	if r := b.remotes[p.remote]; r != nil && r.up() {
 		wait = make(chan wire.BridgeAck, 1)
 		b.remoteWait[p.msg.ID] = wait
 	}

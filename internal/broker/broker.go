@@ -58,6 +58,8 @@ type Broker struct {
 	asks       map[string]*ask
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
 	dedupe     map[string]string              // client message ids accepted, not yet committed
+	waiters    map[string][]chan struct{}     // intercom wait / inbox --wait
+	traces     map[string]*trace              // push/fetch times of unacked messages
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
@@ -106,6 +108,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
 		sessions: map[string]*session{}, byCID: map[uint64]string{}, clients: map[uint64]bool{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
+		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
 	}
 	defer func() {
@@ -284,6 +287,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjUnsub, b.unsubscribeTopic),
 		handle(b, wire.SubjTopics, b.topicsAnywhere),
 		handle(b, wire.SubjBridgePresence, b.bridgePresence),
+		handle(b, wire.SubjTrace, b.traceOf),
 		handle(b, wire.SubjBridgeOutbox, b.bridgeOutbox),
 		handle(b, wire.SubjBridgeTopic, b.bridgeTopic),
 	}
@@ -292,7 +296,7 @@ func (b *Broker) subscribe() error {
 	}
 	// send and ack go through the ordered commit pipeline.
 	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck, wire.SubjPublish: b.onPublish,
-		wire.SubjBridgeAck: b.onBridgeAck, wire.SubjBridgeDeliver: b.onBridgeDeliver} {
+		wire.SubjBridgeAck: b.onBridgeAck, wire.SubjBridgeDeliver: b.onBridgeDeliver, wire.SubjInboxWait: b.onInboxWait} {
 		sub, err := b.nc.Subscribe(subj, fn)
 		if err != nil {
 			return fmt.Errorf("subscribe %s: %w", subj, err)

@@ -401,6 +401,7 @@ func eligibleLocked(s *session, m *wire.Message, now time.Time) bool {
 // pushLocked sends eligible messages to s's holder, unless a flush is running
 // (it will pick them up, in order).
 func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
+	b.wakeWaitersLocked(s.ID)
 	if !s.Connected || !s.holder {
 		return
 	}
@@ -411,10 +412,17 @@ func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
 	now := time.Now()
 	for i := range msgs {
 		if eligibleLocked(s, &msgs[i], now) {
-			s.inflight[msgs[i].ID] = true
-			b.publish(wire.Deliver(s.ID), msgs[i])
+			b.pushOneLocked(s, &msgs[i], now)
 		}
 	}
+}
+
+// pushOneLocked hands one message to s's holder and records when.
+func (b *Broker) pushOneLocked(s *session, m *wire.Message, now time.Time) {
+	s.inflight[m.ID] = true
+	t := b.traceLocked(m.ID)
+	t.pushed = append(t.pushed, now.UTC())
+	b.publish(wire.Deliver(s.ID), m)
 }
 
 // flush pushes every eligible stored message of sid to its holder, oldest
@@ -450,8 +458,7 @@ func (b *Broker) flush(sid string) {
 				next = t
 			}
 			if eligibleLocked(s, &msgs[i], now) {
-				s.inflight[msgs[i].ID] = true
-				b.publish(wire.Deliver(s.ID), msgs[i])
+				b.pushOneLocked(s, &msgs[i], now)
 			}
 		}
 		if s.dirty {
@@ -512,6 +519,9 @@ func (b *Broker) onAck(m *nats.Msg) {
 				if !strings.HasPrefix(string(key), inboxPrefix(req.SessionID)) {
 					continue // not this session's message
 				}
+				if err := b.keepTrace(txn, id, key); err != nil {
+					return err
+				}
 				if err := txn.Delete([]byte(midxKey(id))); err != nil {
 					return err
 				}
@@ -531,6 +541,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 			b.mu.Lock()
 			if s := b.sessions[req.SessionID]; s != nil {
 				for _, id := range ackedIDs {
+					delete(b.traces, id)
 					delete(s.inflight, id)
 					delete(s.claimed, id)
 					delete(s.held, id)
@@ -553,13 +564,24 @@ func (b *Broker) onAck(m *nats.Msg) {
 // inbox returns stored messages that may be delivered now, for harnesses
 // that fetch at tool boundaries instead of holding a connection.
 func (b *Broker) inbox(req wire.InboxRequest) (*wire.InboxReply, error) {
+	out, err := b.deliverable(req.SessionID, req.Limit, true)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.InboxReply{Messages: out}, nil
+}
+
+// deliverable lists sid's stored messages that may be handed over now:
+// steer and passive, queued ones when the session is idle (or has no
+// holder), none held by replace-mode coalescing or claimed by an ask waiter.
+func (b *Broker) deliverable(sid string, limit int, recordFetch bool) ([]wire.Message, error) {
 	b.mu.Lock()
-	s := b.sessions[req.SessionID]
+	s := b.sessions[sid]
 	b.mu.Unlock()
 	if s == nil {
-		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", sid)
 	}
-	msgs, err := b.scanInbox(req.SessionID, 0)
+	msgs, err := b.scanInbox(sid, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -578,12 +600,16 @@ func (b *Broker) inbox(req wire.InboxRequest) (*wire.InboxReply, error) {
 		if m.Delivery == wire.DeliveryQueue && s.Connected && s.State != wire.StateIdle {
 			continue
 		}
+		if recordFetch {
+			t := b.traceLocked(m.ID)
+			t.fetched = append(t.fetched, now.UTC())
+		}
 		out = append(out, *m)
-		if req.Limit > 0 && len(out) >= req.Limit {
+		if limit > 0 && len(out) >= limit {
 			break
 		}
 	}
-	return &wire.InboxReply{Messages: out}, nil
+	return out, nil
 }
 
 // --- asks ---

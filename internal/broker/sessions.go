@@ -344,6 +344,9 @@ func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
 	nowIdle := s.State == wire.StateIdle
 	b.mu.Unlock()
 	if nowIdle && !wasIdle {
+		b.mu.Lock()
+		b.wakeWaitersLocked(s.ID) // queued messages are deliverable now
+		b.mu.Unlock()
 		go b.flush(s.ID)
 	}
 	return &out, nil

@@ -49,6 +49,10 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 
+	Hook              HookCmd    `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
+	Wait              WaitCmd    `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
+	Trace             TraceCmd   `cmd:"" help:"Show a message's delivery timeline."`
+	Hold              HoldCmd    `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
 	ContactSupervisor ContactCmd `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
 

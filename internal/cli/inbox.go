@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"time"
 
@@ -82,25 +81,24 @@ func (in *InboxCmd) Run(e *env) error {
 	return err
 }
 
-// waitOne holds the session until its first message arrives or d passes.
+// waitOne waits up to d for a deliverable message and fetches it.
 func waitOne(e *env, c *intercom.Client, id string, d time.Duration) ([]wire.Message, error) {
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{ResumeID: id})
-	if err != nil {
-		return nil, fmt.Errorf("inbox --wait: %w", err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = s.Detach(ctx)
-		cancel()
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case m := <-s.Messages():
-		return []wire.Message{m}, nil
-	case <-t.C:
-		return nil, nil
-	case <-e.ctx.Done():
-		return nil, e.ctx.Err()
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		ready, err := c.InboxWait(e.ctx, id, left, false)
+		if err != nil {
+			return nil, fmt.Errorf("wait for messages: %w", err)
+		}
+		if !ready {
+			return nil, nil
+		}
+		msgs, err := c.Inbox(e.ctx, id, 0)
+		if err != nil || len(msgs) > 0 {
+			return msgs, err
+		}
 	}
 }

@@ -143,7 +143,7 @@ func AssignTargets(all []*wire.Session) {
 	}
 	for _, s := range all {
 		ln := strings.ToLower(s.Name)
-		if names[ln] == 1 && !prefixOfOtherID(all, s, ln) && !idRE.MatchString(s.Name) {
+		if names[ln] == 1 && !prefixOfOtherID(all, s, ln) {
 			s.Target = s.Name
 			continue
 		}

@@ -318,3 +318,25 @@ func (c *Client) Unregister(ctx context.Context, sessionID string) error {
 func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Res, error) {
 	return call[Res](ctx, c, subject, req)
 }
+
+// InboxWait blocks until sessionID has a deliverable message (true) or
+// timeout passes (false). It does not take the message: use Inbox.
+// With wakeOnly, passive messages (which never wake anyone) are ignored.
+func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
+	defer cancel()
+	res, err := call[wire.InboxWaitReply](ctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: timeout.Milliseconds(), WakeOnly: wakeOnly})
+	if err != nil {
+		return false, err
+	}
+	return res.Ready, nil
+}
+
+// Trace returns a message's delivery timeline.
+func (c *Client) Trace(ctx context.Context, id string) (wire.Trace, error) {
+	res, err := call[wire.Trace](ctx, c, wire.SubjTrace, wire.TraceRequest{ID: id})
+	if err != nil {
+		return wire.Trace{}, err
+	}
+	return *res, nil
+}

@@ -397,3 +397,41 @@ type TopicInfo struct {
 type TopicsReply struct {
 	Topics []TopicInfo `json:"topics"`
 }
+
+// Delivery timeline and waiting for mail.
+const (
+	SubjTrace     = SubjectPrefix + "trace"
+	SubjInboxWait = SubjectPrefix + "inboxwait"
+)
+
+// InboxWaitRequest blocks until the session has a deliverable message or
+// the timeout passes.
+type InboxWaitRequest struct {
+	SessionID string `json:"session_id"`
+	TimeoutMs int64  `json:"timeout_ms"`
+	// WakeOnly ignores passive messages, which never wake anyone.
+	WakeOnly bool `json:"wake_only,omitempty"`
+}
+
+// InboxWaitReply answers InboxWaitRequest.
+type InboxWaitReply struct {
+	Ready bool `json:"ready"`
+}
+
+// TraceRequest asks for a message's delivery timeline.
+type TraceRequest struct {
+	ID string `json:"id"`
+}
+
+// Trace is a message's delivery timeline: stored (accepted), pushed to a
+// holder or fetched by inbox, and delivered to the agent (acknowledged).
+type Trace struct {
+	ID      string      `json:"id"`
+	From    Peer        `json:"from"`
+	To      string      `json:"to"`
+	State   string      `json:"state"` // stored, pushed, fetched, acked
+	Stored  time.Time   `json:"stored_at"`
+	Pushed  []time.Time `json:"pushed_at,omitempty"`
+	Fetched []time.Time `json:"fetched_at,omitempty"`
+	Acked   *time.Time  `json:"acked_at,omitempty"`
+}
