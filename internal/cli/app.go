@@ -49,12 +49,14 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 
-	Hook              HookCmd    `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
-	Wait              WaitCmd    `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
-	Trace             TraceCmd   `cmd:"" help:"Show a message's delivery timeline."`
-	Hold              HoldCmd    `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
-	Mcp               McpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
-	ContactSupervisor ContactCmd `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
+	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
+	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
+	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
+	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
+	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
+	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
+	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
+	ContactSupervisor ContactCmd   `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
 
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`

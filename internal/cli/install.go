@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/intercom-dev/intercom/internal/install"
+)
+
+// InstallCmd writes intercom's hooks and MCP server into a harness's settings.
+type InstallCmd struct {
+	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
+	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/) instead of the user's." xor:"scope"`
+	User    bool   `help:"The user's settings (default)." xor:"scope"`
+	DryRun  bool   `name:"dry-run" help:"Show the changes as a diff; write nothing."`
+	Dir     string `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
+}
+
+// Help shows examples.
+func (InstallCmd) Help() string {
+	return `Merges intercom into the harness's settings, keeping everything else:
+  claude: hooks SessionStart, UserPromptSubmit, PostToolUse, Stop in
+          .claude/settings.json; MCP server "intercom" in .mcp.json (project)
+          or ~/.claude.json (user)
+  codex:  the same hooks in .codex/hooks.json; [mcp_servers.intercom] and
+          [features] codex_hooks = true in .codex/config.toml
+Each changed file is backed up first (FILE.intercom-backup-<time>). Running
+it again changes nothing. 'intercom uninstall' removes exactly these entries.
+
+Examples:
+  intercom install claude --dry-run
+  intercom install claude --project
+  intercom install codex --user`
+}
+
+func (i *InstallCmd) target() (install.Target, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return install.Target{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return install.Target{}, err
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	t := install.Target{Harness: i.Harness, Home: home, Command: exe}
+	if i.Project {
+		t.Project = i.Dir
+		if t.Project == "" {
+			t.Project, _ = os.Getwd()
+		}
+	}
+	return t, nil
+}
+
+// Run installs.
+func (i *InstallCmd) Run(e *env) error { return runInstall(e, i, true) }
+
+// UninstallCmd removes what install added.
+type UninstallCmd struct {
+	InstallCmd
+}
+
+// Help shows examples.
+func (UninstallCmd) Help() string {
+	return "Removes exactly the hooks and MCP entries 'intercom install' added; other settings stay.\n\nExamples:\n  intercom uninstall claude\n  intercom uninstall codex --project --dry-run"
+}
+
+// Run uninstalls.
+func (u *UninstallCmd) Run(e *env) error { return runInstall(e, &u.InstallCmd, false) }
+
+func runInstall(e *env, i *InstallCmd, add bool) error {
+	t, err := i.target()
+	if err != nil {
+		return err
+	}
+	plans, err := install.Plans(t, add)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		Path    string `json:"path"`
+		Changed bool   `json:"changed"`
+		Backup  string `json:"backup,omitempty"`
+		Diff    string `json:"diff,omitempty"`
+	}
+	var results []result
+	for _, p := range plans {
+		r := result{Path: p.Path, Changed: p.Changed()}
+		if i.DryRun {
+			if p.Changed() {
+				r.Diff = install.Diff(p)
+			}
+		} else if r.Backup, err = install.Apply(p); err != nil {
+			return fmt.Errorf("write %s: %w", p.Path, err)
+		}
+		results = append(results, r)
+	}
+	if e.g.JSON {
+		return e.printJSON(map[string]any{"harness": i.Harness, "installed": add, "dry_run": i.DryRun, "files": results})
+	}
+	verb := "installed in"
+	if !add {
+		verb = "removed from"
+	}
+	for _, r := range results {
+		switch {
+		case !r.Changed:
+			fmt.Fprintf(e.stdout, "%s: unchanged\n", r.Path)
+		case i.DryRun:
+			fmt.Fprint(e.stdout, r.Diff)
+		default:
+			fmt.Fprintf(e.stdout, "%s: intercom %s it", r.Path, verb)
+			if r.Backup != "" {
+				fmt.Fprintf(e.stdout, " (backup: %s)", r.Backup)
+			}
+			fmt.Fprintln(e.stdout)
+		}
+	}
+	return nil
+}

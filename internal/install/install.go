@@ -1,0 +1,328 @@
+// Package install writes (and removes) intercom's hooks and MCP server in
+// the settings files of Claude Code and Codex. Changes merge into what is
+// there, back the old file up first, are idempotent, and uninstall removes
+// exactly the entries install added.
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/hooks"
+)
+
+// Plan is one settings file's change.
+type Plan struct {
+	Path   string
+	Before []byte // nil when the file does not exist
+	After  []byte // nil to delete nothing; equal to Before when unchanged
+}
+
+// Changed reports whether the plan writes anything.
+func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
+
+// Target says where a harness keeps its settings.
+type Target struct {
+	Harness string // claude or codex
+	Project string // project dir, or "" for the user's settings
+	Home    string // the user's home directory
+	Command string // absolute path of the intercom binary
+}
+
+func (t Target) files() (hooksFile, mcpFile string) {
+	switch {
+	case t.Harness == "claude" && t.Project != "":
+		return filepath.Join(t.Project, ".claude", "settings.json"), filepath.Join(t.Project, ".mcp.json")
+	case t.Harness == "claude":
+		return filepath.Join(t.Home, ".claude", "settings.json"), filepath.Join(t.Home, ".claude.json")
+	case t.Project != "":
+		return filepath.Join(t.Project, ".codex", "hooks.json"), filepath.Join(t.Project, ".codex", "config.toml")
+	default:
+		return filepath.Join(t.Home, ".codex", "hooks.json"), filepath.Join(t.Home, ".codex", "config.toml")
+	}
+}
+
+func (t Target) hookCommand(event string) string {
+	return fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+}
+
+func quote(s string) string {
+	if strings.ContainsAny(s, " \t'\"") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
+// ours reports whether a hook command was written by install.
+func (t Target) ours(cmd string) bool {
+	return strings.Contains(cmd, " hook "+t.Harness+" ") && strings.Contains(cmd, "intercom")
+}
+
+func read(path string) ([]byte, map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, map[string]any{}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, nil, fmt.Errorf("%s is not a JSON object: %w", path, err)
+		}
+	}
+	return data, doc, nil
+}
+
+func encode(doc map[string]any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+	return b.Bytes()
+}
+
+// editHooks adds (or removes) our hook entries in a hooks document.
+func (t Target) editHooks(doc map[string]any, add bool) {
+	hooksMap, _ := doc["hooks"].(map[string]any)
+	if hooksMap == nil {
+		hooksMap = map[string]any{}
+	}
+	for _, ev := range hooks.Events {
+		groups, _ := hooksMap[ev].([]any)
+		var kept []any
+		for _, g := range groups {
+			gm, ok := g.(map[string]any)
+			if !ok {
+				kept = append(kept, g)
+				continue
+			}
+			list, _ := gm["hooks"].([]any)
+			var rest []any
+			for _, h := range list {
+				hm, _ := h.(map[string]any)
+				if cmd, _ := hm["command"].(string); hm != nil && t.ours(cmd) {
+					continue
+				}
+				rest = append(rest, h)
+			}
+			if len(rest) == 0 && len(list) > 0 {
+				continue // the group held only our hook
+			}
+			gm["hooks"] = rest
+			kept = append(kept, gm)
+		}
+		if add {
+			g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": t.hookCommand(ev), "timeout": 30}}}
+			if ev == hooks.PostToolUse && t.Harness == "claude" {
+				g["matcher"] = "*"
+			}
+			kept = append(kept, g)
+		}
+		if len(kept) == 0 {
+			delete(hooksMap, ev)
+		} else {
+			hooksMap[ev] = kept
+		}
+	}
+	if len(hooksMap) == 0 {
+		delete(doc, "hooks")
+	} else {
+		doc["hooks"] = hooksMap
+	}
+}
+
+// editMCPJSON adds (or removes) the intercom MCP server in a JSON document.
+func (t Target) editMCPJSON(doc map[string]any, add bool) {
+	servers, _ := doc["mcpServers"].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+	}
+	if add {
+		servers["intercom"] = map[string]any{"command": t.Command, "args": []any{"mcp"}}
+	} else if s, ok := servers["intercom"].(map[string]any); ok {
+		if cmd, _ := s["command"].(string); strings.Contains(cmd, "intercom") {
+			delete(servers, "intercom")
+		}
+	}
+	if len(servers) == 0 {
+		delete(doc, "mcpServers")
+	} else {
+		doc["mcpServers"] = servers
+	}
+}
+
+const (
+	tomlBegin = "# >>> intercom (managed by `intercom install codex`; `intercom uninstall codex` removes it)"
+	tomlEnd   = "# <<< intercom"
+)
+
+// editTOML adds (or removes) the marked intercom block of a Codex config.
+func (t Target) editTOML(before []byte, add bool) []byte {
+	text := string(before)
+	if i := strings.Index(text, tomlBegin); i >= 0 {
+		if j := strings.Index(text[i:], tomlEnd); j >= 0 {
+			end := i + j + len(tomlEnd)
+			if end < len(text) && text[end] == '\n' {
+				end++
+			}
+			text = text[:i] + text[end:]
+		}
+	}
+	if add {
+		var b strings.Builder
+		b.WriteString(tomlBegin + "\n")
+		fmt.Fprintf(&b, "[mcp_servers.intercom]\ncommand = %q\nargs = [\"mcp\"]\n", t.Command)
+		if !strings.Contains(text, "[features]") {
+			b.WriteString("\n[features]\ncodex_hooks = true\n")
+		}
+		b.WriteString(tomlEnd + "\n")
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		if text != "" {
+			text += "\n"
+		}
+		text += b.String()
+	}
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return nil
+	}
+	return []byte(text + "\n")
+}
+
+// Plans computes the changes of install (add) or uninstall (!add).
+func Plans(t Target, add bool) ([]Plan, error) {
+	hooksFile, mcpFile := t.files()
+	var out []Plan
+	before, doc, err := read(hooksFile)
+	if err != nil {
+		return nil, err
+	}
+	t.editHooks(doc, add)
+	after := encode(doc)
+	if before == nil && len(doc) == 0 {
+		after = nil
+	}
+	out = append(out, Plan{Path: hooksFile, Before: before, After: keepIfSame(before, after)})
+	if strings.HasSuffix(mcpFile, ".toml") {
+		b, err := os.ReadFile(mcpFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, Plan{Path: mcpFile, Before: b, After: t.editTOML(b, add)})
+	} else {
+		before, doc, err := read(mcpFile)
+		if err != nil {
+			return nil, err
+		}
+		t.editMCPJSON(doc, add)
+		after := encode(doc)
+		if before == nil && len(doc) == 0 {
+			after = nil
+		}
+		out = append(out, Plan{Path: mcpFile, Before: before, After: keepIfSame(before, after)})
+	}
+	return out, nil
+}
+
+// keepIfSame returns before when after only reformats it (same JSON value).
+func keepIfSame(before, after []byte) []byte {
+	if before == nil || after == nil {
+		return after
+	}
+	var a, b any
+	if json.Unmarshal(before, &a) == nil && json.Unmarshal(after, &b) == nil {
+		x, _ := json.Marshal(a)
+		y, _ := json.Marshal(b)
+		if bytes.Equal(x, y) {
+			return before
+		}
+	}
+	return after
+}
+
+// Apply writes a plan: the old file is copied to PATH.intercom-backup-<time>
+// first; a file that would become empty is removed only if install created it.
+func Apply(p Plan) (backup string, err error) {
+	if !p.Changed() {
+		return "", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p.Path), 0o755); err != nil {
+		return "", err
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(p.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if p.Before != nil {
+		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
+		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
+			return "", fmt.Errorf("back up %s: %w", p.Path, err)
+		}
+	}
+	if p.After == nil {
+		return backup, os.Remove(p.Path)
+	}
+	tmp := p.Path + ".intercom-tmp"
+	if err := os.WriteFile(tmp, p.After, mode); err != nil {
+		return "", err
+	}
+	return backup, os.Rename(tmp, p.Path)
+}
+
+// Diff renders a line diff of a plan (for --dry-run).
+func Diff(p Plan) string {
+	a := splitLines(p.Before)
+	b := splitLines(p.After)
+	// LCS table; settings files are small.
+	n, m := len(a), len(b)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", p.Path, p.Path)
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			out.WriteString("+ " + b[j] + "\n")
+			j++
+		default:
+			out.WriteString("- " + a[i] + "\n")
+			i++
+		}
+	}
+	return out.String()
+}
+
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
