@@ -198,8 +198,11 @@ func ensureHeld(e *env, c *intercom.Client, sid, name, cwd string) error {
 }
 
 // harnessPid is the first ancestor that is not a shell: the harness that
-// runs the hook.
+// runs the hook (INTERCOM_HARNESS_PID overrides).
 func harnessPid() int {
+	if p, err := strconv.Atoi(os.Getenv("INTERCOM_HARNESS_PID")); err == nil && p > 0 {
+		return p
+	}
 	pid := os.Getppid()
 	for range 4 {
 		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")

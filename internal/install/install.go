@@ -211,8 +211,8 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	}
 	t.editHooks(doc, add)
 	after := encode(doc)
-	if before == nil && len(doc) == 0 {
-		after = nil
+	if len(doc) == 0 && (before == nil || !add) {
+		after = nil // nothing left but what we added: remove the file
 	}
 	out = append(out, Plan{Path: hooksFile, Before: before, After: keepIfSame(before, after)})
 	if strings.HasSuffix(mcpFile, ".toml") {
@@ -228,7 +228,7 @@ func Plans(t Target, add bool) ([]Plan, error) {
 		}
 		t.editMCPJSON(doc, add)
 		after := encode(doc)
-		if before == nil && len(doc) == 0 {
+		if len(doc) == 0 && (before == nil || !add) {
 			after = nil
 		}
 		out = append(out, Plan{Path: mcpFile, Before: before, After: keepIfSame(before, after)})
