@@ -25,6 +25,15 @@ bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BE
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
+FUZZTIME ?= 20s
+fuzz: ## Run every fuzz target for FUZZTIME each (seeds also run in make test).
+	@for spec in internal/config:FuzzParse internal/pidfile:FuzzParse internal/runs:FuzzParseInterview \
+		internal/runs:FuzzParseStructuredReply internal/hooks:FuzzParse internal/broker:FuzzValidateSend \
+		internal/broker:FuzzValidatePublish; do \
+		pkg=$${spec%%:*}; fn=$${spec##*:}; echo "== $$pkg $$fn"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
 demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
 	./scripts/demo.sh
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
@@ -140,10 +139,7 @@ func (p *PublishCmd) Run(e *env) error {
 	if p.Event == wire.EventRelease && p.Ownership == wire.OwnershipHeld {
 		return usagef("--event release cannot declare --ownership held")
 	}
-	version := p.Version
-	if version == 0 {
-		version = time.Now().UnixNano()
-	}
+	version := p.Version // 0: the broker orders by its own clock
 	c, err := e.connect()
 	if err != nil {
 		return err

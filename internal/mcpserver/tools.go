@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -273,7 +272,7 @@ func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, 
 			return "", nil, err
 		}
 		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
-			Resource: in.Resource, Ownership: in.Ownership, Version: time.Now().UnixNano()})
+			Resource: in.Resource, Ownership: in.Ownership})
 		if err != nil {
 			return "", nil, err
 		}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+func benchPipelined(ctx context.Context, h *harness, cfg config, r *Results) error {
+	rate, cpu, err := flood(ctx, h, cfg, "pipelined", 1, cfg.PipelineN, cfg.PipelineDepth)
+	if err != nil {
+		return err
+	}
+	r.val(rowPipelined, unitMsgPerSec, rate)
+	r.val(rowPipelinedCPU, "us CPU", cpu)
+	return nil
+}
+
+func benchFanin(ctx context.Context, h *harness, cfg config, r *Results) error {
+	rate, cpu, err := flood(ctx, h, cfg, "fanin", cfg.FaninSenders, cfg.FaninPer, cfg.FaninDepth)
+	if err != nil {
+		return err
+	}
+	r.val(rowFanin, unitMsgPerSec, rate)
+	r.val(rowFaninCPU, "us CPU", cpu)
+	return nil
+}
+
+func benchFaninSerial(ctx context.Context, h *harness, cfg config, r *Results) error {
+	rate, _, err := flood(ctx, h, cfg, "fanin-serial", cfg.FaninSenders, cfg.SerialFaninPer, 1)
+	if err != nil {
+		return err
+	}
+	r.val(rowFaninSer, unitMsgPerSec, rate)
+	return nil
+}
+
+// flood runs senders sessions, each on its own connection with depth sends
+// in flight, sending per messages each to one holder, and returns messages
+// per second from the first send until every message is delivered and
+// acked, and the broker's CPU time per message (send and ack) meanwhile;
+// then it checks exactly-once delivery.
+func flood(ctx context.Context, h *harness, cfg config, name string, senders, per, depth int) (float64, float64, error) {
+	b, err := h.startBroker(ctx, name)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.Stop()
+	cb, err := b.Connect(ctx, "sink")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cb.Close()
+	sink, err := cb.Attach(ctx, intercom.AttachOptions{Name: "sink"})
+	if err != nil {
+		return 0, 0, err
+	}
+	type sender struct {
+		c  *intercom.Client
+		id string
+	}
+	ss := make([]sender, senders)
+	for k := range ss {
+		c, err := b.Connect(ctx, fmt.Sprintf("s%02d", k))
+		if err != nil {
+			return 0, 0, err
+		}
+		defer c.Close()
+		s, err := c.Attach(ctx, intercom.AttachOptions{Name: fmt.Sprintf("s%02d", k), NoDeliver: true})
+		if err != nil {
+			return 0, 0, err
+		}
+		ss[k] = sender{c, s.ID()}
+	}
+	total := senders * per
+	rcv := newReceiver(cb, sink, total)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rcv.start(rctx)
+	sent := newSentIDs(total)
+	var wg sync.WaitGroup
+	var firstErr firstError
+	cpu0, err := b.CPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	for k, s := range ss {
+		var next atomic.Int64
+		for range depth {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					j := int(next.Add(1) - 1)
+					if j >= per || ctx.Err() != nil {
+						return
+					}
+					idx := k*per + j
+					rep, err := s.c.Send(ctx, wire.SendRequest{From: s.id, To: "sink", Text: text(idx, cfg.TextBytes)})
+					if err != nil {
+						firstErr.set(fmt.Errorf("send %d: %w", idx, err))
+						return
+					}
+					sent.add(rep, idx)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if err := firstErr.get(); err != nil {
+		return 0, 0, err
+	}
+	if err := rcv.waitAcked(ctx, cfg.StepTimeout); err != nil {
+		return 0, 0, err
+	}
+	elapsed := time.Since(start)
+	cpu1, err := b.CPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
+		return 0, 0, err
+	}
+	return float64(total) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(total), nil
+}
+
+// firstError keeps the first of concurrent errors.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
