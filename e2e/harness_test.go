@@ -32,9 +32,9 @@ func TestMain(m *testing.M) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs")
+	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
 	if os.Getenv("E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs")
+		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
 	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -383,4 +383,39 @@ func Row(rows []map[string]any, name string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// Runs runs agent-runs to completion in h.Cwd (30 s limit).
+func (h *H) Runs(args ...string) Result {
+	h.t.Helper()
+	return h.RunsIn(h.Cwd, args...)
+}
+
+// RunsIn runs agent-runs in dir to completion (30 s limit). Child scripts
+// started by it find the built binaries when h.Env puts binDir on PATH (see
+// h.BinOnPath).
+func (h *H) RunsIn(dir string, args ...string) Result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := h.cmd(ctx, "agent-runs", args...)
+	c.Dir = dir
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			h.t.Fatalf("run agent-runs %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return Result{out.String(), errb.String(), code}
+}
+
+// BinOnPath puts binDir first on PATH for every command h runs (and so for
+// the children agent-runs starts, which inherit its environment).
+func (h *H) BinOnPath() {
+	h.Env = append(h.Env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }

@@ -53,7 +53,7 @@ type Broker struct {
 
 	mu         sync.Mutex
 	sessions   map[string]*session
-	byCID      map[uint64]string // holder connection -> session id
+	byCID      map[uint64]map[string]bool // holder connection -> its session ids
 	clients    map[uint64]bool   // client connections other than our own
 	asks       map[string]*ask
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
@@ -106,7 +106,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b := &Broker{
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
-		sessions: map[string]*session{}, byCID: map[uint64]string{}, clients: map[uint64]bool{},
+		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
 		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
@@ -335,12 +335,12 @@ func (b *Broker) onDisconnect(m *nats.Msg) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.clients, ev.Client.ID)
-	if sid, ok := b.byCID[ev.Client.ID]; ok {
-		delete(b.byCID, ev.Client.ID)
+	for sid := range b.byCID[ev.Client.ID] {
 		if s := b.sessions[sid]; s != nil && s.cid == ev.Client.ID {
 			b.detachLocked(s, "disconnected")
 		}
 	}
+	delete(b.byCID, ev.Client.ID)
 	b.armIdleLocked()
 }
 

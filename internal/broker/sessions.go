@@ -164,12 +164,15 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	b.applyStateLocked(s)
 	s.Connected, s.LastSeen = true, now
 	if s.cid != 0 && s.cid != req.ClientID {
-		delete(b.byCID, s.cid)
+		b.unmapCIDLocked(s.cid, s.ID)
 	}
 	s.cid, s.holder = req.ClientID, req.Holder
 	s.inflight, s.claimed = map[string]bool{}, map[string]bool{} // a new holder gets every unacked message again
 	if req.ClientID != 0 {
-		b.byCID[req.ClientID] = s.ID
+		if b.byCID[req.ClientID] == nil {
+			b.byCID[req.ClientID] = map[string]bool{}
+		}
+		b.byCID[req.ClientID][s.ID] = true
 	}
 	b.sessions[s.ID] = s
 	rec := s.record()
@@ -233,7 +236,7 @@ func (b *Broker) unregister(req wire.SessionRef) (*wire.Empty, error) {
 		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
 	}
 	if s.Connected {
-		delete(b.byCID, s.cid)
+		b.unmapCIDLocked(s.cid, s.ID)
 		b.detachLocked(s, "unregistered")
 	}
 	return &wire.Empty{}, nil
@@ -370,4 +373,14 @@ func (b *Broker) lookupLocked(target, self string) (*session, error) {
 		}
 	}
 	return b.sessions[r.ID], nil
+}
+
+// unmapCIDLocked forgets that connection cid holds session sid.
+func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
+	if m := b.byCID[cid]; m != nil {
+		delete(m, sid)
+		if len(m) == 0 {
+			delete(b.byCID, cid)
+		}
+	}
 }

@@ -200,8 +200,12 @@ func preview(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n]) + "…"
+	if n < 1 {
+		return ""
+	}
+	return string(r[:n-1]) + "…" // the ellipsis counts: at most n runes
 }
 
-// Preview cuts s to at most n runes (used for question previews).
+// Preview cuts s to at most n runes, a cut marked by a trailing "…" (used
+// for question previews).
 func Preview(s string, n int) string { return preview(s, n) }

@@ -95,6 +95,11 @@ func (a *AnswerCmd) Run(e *env) error {
 		rec.RevivedRun = r.RevivedTo
 		rec.Note = "already answered; the child was revived as run " + r.RevivedTo + "; nothing launched"
 		return e.receipt(rec, nil)
+	case q.State == runs.QAnswered:
+		// The child consumed this answer before it ended: there is nothing
+		// to revive, and continuing would redo finished work.
+		rec.Note = "already answered and consumed by the child; nothing launched"
+		return e.receipt(rec, nil)
 	case !created:
 		rec.NeedsContinue = true
 		rec.Note = fmt.Sprintf("answer was already saved but no revival was recorded; finish it with: agent-runs continue %s", r.ID)
@@ -207,12 +212,15 @@ func (cc *ContinueCmd) Run(e *env) error {
 	}
 	var answered *runs.Question
 	for _, q := range qs {
-		if _, err := os.Stat(e.store.AnswerPath(r.ID, q.ID)); err == nil && q.State != runs.QCancelled {
+		// Only an answer the child never consumed (answer_pending) starts a
+		// revival; a recorded revival is finished with its own answer.
+		if _, err := os.Stat(e.store.AnswerPath(r.ID, q.ID)); err == nil && q.State != runs.QCancelled &&
+			(q.State == runs.QPending || r.RevivedTo != "") {
 			answered = q
 		}
 	}
 	if answered == nil {
-		return exitError{1, fmt.Sprintf("run %s has no saved answer to continue with", r.ID)}
+		return exitError{1, fmt.Sprintf("run %s has no saved, unconsumed answer to continue with", r.ID)}
 	}
 	var nr *runs.Run
 	if r.RevivedTo != "" {
