@@ -111,7 +111,8 @@ func (h *H) WriteConfig(body string) {
 
 func (h *H) cmd(ctx context.Context, bin string, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, filepath.Join(binDir, bin), args...)
-	c.Env = append(os.Environ(), "INTERCOM_HOME="+h.Home, "INTERCOM_SESSION=", "INTERCOM_SOCKET=")
+	// atexit_sleep_ms=0: race-built binaries otherwise sleep 1 s at exit.
+	c.Env = append(os.Environ(), "INTERCOM_HOME="+h.Home, "INTERCOM_SESSION=", "INTERCOM_SOCKET=", "GORACE=atexit_sleep_ms=0")
 	c.Env = append(c.Env, h.Env...)
 	c.Dir = h.Cwd
 	return c

@@ -211,9 +211,13 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	if p.dkey != "" {
 		delete(b.dedupe, p.dkey)
 	}
-	if err != nil {
+	if err != nil || p.duplicate != "" {
 		b.mu.Unlock()
-		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		if err != nil {
+			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		} else {
+			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true}})
+		}
 		return
 	}
 	now := time.Now().UTC()

@@ -54,10 +54,11 @@ type Broker struct {
 	mu         sync.Mutex
 	sessions   map[string]*session
 	byCID      map[uint64]map[string]bool // holder connection -> its session ids
-	clients    map[uint64]bool   // client connections other than our own
+	clients    map[uint64]bool            // client connections other than our own
 	asks       map[string]*ask
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
 	dedupe     map[string]string              // client message ids accepted, not yet committed
+	targets    map[string]string              // display targets; nil after sessions change
 	waiters    map[string][]chan struct{}     // intercom wait / inbox --wait
 	traces     map[string]*trace              // push/fetch times of unacked messages
 	remotes    map[string]*remoteHost         // bridged hosts

@@ -88,20 +88,11 @@ func (b *Broker) onSend(m *nats.Msg) {
 	})
 }
 
-// dedupeLookupLocked returns the id stored under a client message id key,
-// pending or committed, or "".
+// dedupeLookupLocked returns the id of a message with the same client
+// message id that is accepted but not yet committed, or "". Committed ones
+// are found inside the commit (applySend), so no read waits on the disk here.
 func (b *Broker) dedupeLookupLocked(dkey string) string {
-	if id, ok := b.dedupe[dkey]; ok {
-		return id
-	}
-	var dup string
-	_ = b.st.View(func(txn *store.Txn) error {
-		if v, err := store.Get(txn, dkey); err == nil {
-			dup = string(v)
-		}
-		return nil
-	})
-	return dup
+	return b.dedupe[dkey]
 }
 
 // preparedSend is a validated message ready to be stored.
@@ -281,6 +272,15 @@ func validateSend(req *wire.SendRequest) error {
 }
 
 func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
+	p.duplicate = ""
+	if p.dkey != "" { // committed earlier with the same client message id?
+		if v, err := store.Get(txn, p.dkey); err == nil {
+			p.duplicate = string(v)
+			return nil
+		} else if err != store.ErrNotFound {
+			return err
+		}
+	}
 	data, err := json.Marshal(p.msg)
 	if err != nil {
 		return err
@@ -329,7 +329,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		delete(b.dedupe, p.dkey)
 	}
 	to := b.sessions[p.msg.To]
-	if err != nil {
+	if err != nil || p.duplicate != "" {
 		if to != nil {
 			delete(to.held, p.msg.ID)
 			delete(to.dropped, p.replacedID)
@@ -338,7 +338,11 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 			delete(b.replace, p.rkey)
 		}
 		b.mu.Unlock()
-		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		if err != nil {
+			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		} else {
+			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
+		}
 		return
 	}
 	now := time.Now().UTC()
@@ -682,11 +686,7 @@ func (b *Broker) pending(req wire.SessionRef) (*wire.PendingReply, error) {
 	if b.sessions[req.SessionID] == nil {
 		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
 	}
-	rows := b.rowsLocked(req.SessionID)
-	targets := map[string]string{}
-	for _, r := range rows {
-		targets[r.ID] = r.Target
-	}
+	targets := b.targetsLocked()
 	out := []wire.PendingAsk{}
 	for _, a := range b.asks {
 		if a.to != req.SessionID {
@@ -715,6 +715,7 @@ func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
 	}
 	b.retireAsksOfLocked(s.ID)
 	delete(b.sessions, s.ID)
+	b.targets = nil
 	for k := range b.replace {
 		if k.to == s.ID {
 			delete(b.replace, k)

@@ -175,6 +175,7 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 		b.byCID[req.ClientID][s.ID] = true
 	}
 	b.sessions[s.ID] = s
+	b.targets = nil // names or the set of sessions changed
 	rec := s.record()
 	out := b.viewLocked(s, s.ID)
 	b.mu.Unlock()
@@ -217,6 +218,7 @@ func (b *Broker) detachLocked(s *session, why string) {
 	b.retireAsksOfLocked(s.ID)
 	if s.Ephemeral {
 		delete(b.sessions, s.ID)
+		b.targets = nil
 		go b.dropInbox(s.ID)
 	} else {
 		rec := s.record()
@@ -242,15 +244,35 @@ func (b *Broker) unregister(req wire.SessionRef) (*wire.Empty, error) {
 	return &wire.Empty{}, nil
 }
 
-// viewLocked returns the public row of s with targets and counts filled in.
+// viewLocked returns the public row of s with its target and counts.
 func (b *Broker) viewLocked(s *session, self string) wire.Session {
-	rows := b.rowsLocked(self)
-	for _, r := range rows {
-		if r.ID == s.ID {
-			return *r
+	r := s.Session
+	r.Target = b.targetsLocked()[s.ID]
+	r.Self = s.ID == self
+	for _, a := range b.asks {
+		if a.to == s.ID {
+			r.PendingAsks++
 		}
 	}
-	return s.Session
+	return r
+}
+
+// targetsLocked returns every session's display target; it is recomputed
+// only after the set of sessions or their names changed.
+func (b *Broker) targetsLocked() map[string]string {
+	if b.targets != nil {
+		return b.targets
+	}
+	rows := make([]*wire.Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		rows = append(rows, &wire.Session{ID: s.ID, Name: s.Name})
+	}
+	presence.AssignTargets(rows)
+	b.targets = make(map[string]string, len(rows))
+	for _, r := range rows {
+		b.targets[r.ID] = r.Target
+	}
+	return b.targets
 }
 
 // rowsLocked returns every known session with targets assigned.
@@ -260,13 +282,14 @@ func (b *Broker) rowsLocked(self string) []*wire.Session {
 	for _, a := range b.asks {
 		pending[a.to]++
 	}
+	targets := b.targetsLocked()
 	for _, s := range b.sessions {
 		r := s.Session
 		r.PendingAsks = pending[s.ID]
 		r.Self = s.ID == self
+		r.Target = targets[s.ID]
 		rows = append(rows, &r)
 	}
-	presence.AssignTargets(rows)
 	return rows
 }
 
@@ -357,6 +380,9 @@ func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
 
 // lookupLocked resolves a target for a sender.
 func (b *Broker) lookupLocked(target, self string) (*session, error) {
+	if s := b.sessions[target]; s != nil && target != self { // an exact id
+		return s, nil
+	}
 	rows := b.rowsLocked(self)
 	r, err := presence.Resolve(rows, target, self)
 	if err != nil {

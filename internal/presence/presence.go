@@ -135,52 +135,41 @@ func hasControl(s string) bool {
 // AssignTargets sets Target on every session: the name when it is unique
 // (case-insensitively) and is not a prefix of another session's id, else the
 // shortest id prefix of at least MinPrefix characters that matches one id
-// and equals no name, else the full id.
+// and equals no name, else the full id. It runs in O(N log N).
 func AssignTargets(all []*wire.Session) {
-	names := map[string]int{}
-	for _, s := range all {
+	names := make(map[string]int, len(all))
+	ids := make([]string, len(all))
+	for i, s := range all {
 		names[strings.ToLower(s.Name)]++
+		ids[i] = strings.ToLower(s.ID)
+	}
+	sort.Strings(ids)
+	// withPrefix counts the ids that start with p.
+	withPrefix := func(p string) int {
+		return sort.SearchStrings(ids, p+"\xff") - sort.SearchStrings(ids, p)
 	}
 	for _, s := range all {
-		ln := strings.ToLower(s.Name)
-		if names[ln] == 1 && !prefixOfOtherID(all, s, ln) {
+		ln, lid := strings.ToLower(s.Name), strings.ToLower(s.ID)
+		others := 0
+		if len(ln) >= MinPrefix {
+			others = withPrefix(ln)
+			if strings.HasPrefix(lid, ln) {
+				others--
+			}
+		}
+		if names[ln] == 1 && others == 0 {
 			s.Target = s.Name
 			continue
 		}
-		s.Target = shortestPrefix(all, s, names)
-	}
-}
-
-func prefixOfOtherID(all []*wire.Session, self *wire.Session, lname string) bool {
-	if len(lname) < MinPrefix {
-		return false
-	}
-	for _, o := range all {
-		if o != self && strings.HasPrefix(strings.ToLower(o.ID), lname) {
-			return true
-		}
-	}
-	return false
-}
-
-func shortestPrefix(all []*wire.Session, s *wire.Session, names map[string]int) string {
-	for n := MinPrefix; n < len(s.ID); n++ {
-		p := s.ID[:n]
-		if names[strings.ToLower(p)] > 0 {
-			continue
-		}
-		unique := true
-		for _, o := range all {
-			if o != s && strings.HasPrefix(o.ID, p) {
-				unique = false
+		s.Target = s.ID
+		for n := MinPrefix; n < len(s.ID); n++ {
+			p := lid[:n]
+			if names[p] == 0 && withPrefix(p) == 1 {
+				s.Target = s.ID[:n]
 				break
 			}
 		}
-		if unique {
-			return p
-		}
 	}
-	return s.ID
 }
 
 // AmbiguousError lists the candidates of an ambiguous target.

@@ -42,7 +42,8 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
-		WithCompactL0OnClose(true)
+		WithCompactL0OnClose(true).
+		WithNumCompactors(2)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)

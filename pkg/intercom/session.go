@@ -59,7 +59,7 @@ func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) 
 			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
 		}
 	}
-	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 1024), seen: map[string]bool{}, status: o.Status, accept: o.AcceptsAsks}
+	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 64), seen: map[string]bool{}, status: o.Status, accept: o.AcceptsAsks}
 	id := o.ResumeID
 	if id == "" {
 		id = o.RequestID
