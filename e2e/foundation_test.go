@@ -355,7 +355,14 @@ func TestFoundationRestartKeepsSessionIdentity(t *testing.T) {
 	}
 	// The re-registered holder receives again.
 	h.OK("send", "alpha", "after restart")
-	if m := a.Event(10 * time.Second); m["event"] != "message" || m["text"] != "after restart" {
+	m := a.Event(10 * time.Second)
+	if m["event"] == "reconnected" { // attach reports the reconnection first
+		if m["id"] != id {
+			t.Fatalf("reconnected as %v, want %s", m["id"], id)
+		}
+		m = a.Event(10 * time.Second)
+	}
+	if m["event"] != "message" || m["text"] != "after restart" {
 		t.Fatalf("got %v, want the message sent after restart", m)
 	}
 }
