@@ -48,6 +48,7 @@ type CLI struct {
 	Pending PendingCmd `cmd:"" help:"List unresolved inbound asks."`
 	Inbox   InboxCmd   `cmd:"" help:"Fetch and acknowledge undelivered messages."`
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
+	Ui      UICmd      `cmd:"" name:"ui" help:"Terminal UI: watch and talk to your agent sessions."`
 
 	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
