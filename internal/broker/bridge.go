@@ -136,7 +136,7 @@ func (b *Broker) prepareRemoteSendLocked(req wire.SendRequest, from *session, na
 			return p, nil
 		}
 	}
-	p.msg = wire.Message{ID: newMsgID(), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
+	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode, Attachments: req.Attachments, SentAt: time.Now().UTC()}
 	if err := b.prepareRemoteLocked(p, from, name, host); err != nil {
 		return nil, err

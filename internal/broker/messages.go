@@ -3,6 +3,7 @@ package broker
 import (
 	"cmp"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -82,10 +83,43 @@ func (b *Broker) onSend(m *nats.Msg) {
 	if p.remote != "" {
 		after = func(err error) { b.afterRemoteSend(m, p, err) }
 	}
+	early := p.remote == "" // read before the committer owns p
+	msg := p.msg
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		after: after,
 	})
+	if early {
+		b.pushEarly(msg)
+	}
+}
+
+// pushEarly hands a message to its holder while it is being persisted, so
+// delivery does not wait for the disk. The send op is already queued, so the
+// holder's ack is ordered after it in the commit pipeline; a retried send
+// keeps its id (messageID), so a redelivery after a crash is recognisable.
+// Replies to a waiting ask keep the post-commit path.
+func (b *Broker) pushEarly(msg wire.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if msg.ReplyTo != "" {
+		if a := b.asks[msg.ReplyTo]; a != nil && a.waiter != "" {
+			return
+		}
+	}
+	if to := b.sessions[msg.To]; to != nil {
+		b.pushLocked(to, []wire.Message{msg})
+	}
+}
+
+// messageID is the id of a new message: derived from the sender's client
+// message id when there is one (a retry gets the same id), else random.
+func messageID(scope, clientMsgID string) string {
+	if clientMsgID == "" {
+		return newMsgID()
+	}
+	sum := sha256.Sum256([]byte(scope + "\x00" + clientMsgID))
+	return "m" + hex.EncodeToString(sum[:10])
 }
 
 // dedupeLookupLocked returns the id of a message with the same client
@@ -154,7 +188,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	}
 	p.ask = req.ExpectsReply
 	p.msg = wire.Message{
-		ID: newMsgID(), Seq: seq,
+		ID: messageID(dedupeScope(from, to), req.ClientMsgID), Seq: seq,
 		From: wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd},
 		To:   to.ID, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
@@ -281,6 +315,12 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 			return err
 		}
 	}
+	if _, err := store.Get(txn, midxKey(p.msg.ID)); err == nil {
+		// The same client message id, reused after its dedupe window while
+		// the first message is still undelivered: it is that message.
+		p.duplicate = p.msg.ID
+		return nil
+	}
 	data, err := json.Marshal(p.msg)
 	if err != nil {
 		return err
@@ -333,6 +373,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		if to != nil {
 			delete(to.held, p.msg.ID)
 			delete(to.dropped, p.replacedID)
+			delete(to.inflight, p.msg.ID)
 		}
 		if p.rkey != (replaceKey{}) {
 			delete(b.replace, p.rkey)

@@ -1,0 +1,1160 @@
+package e2e
+
+// Bridge (SPEC "Bridge", issue 7): two machines simulated by two
+// INTERCOM_HOMEs on one host, each with its own broker; intercom-bridge
+// serve on "alpha" and join on "beta" link them over mutual TLS on
+// 127.0.0.1 (port 0). Everything runs against the real binaries.
+//
+// Absence across a link is proven two ways: a marker sent after the thing
+// that must not happen travels the same ordered path (outbox, oldest first)
+// and must be the next event; where no link exists to carry a marker (a
+// refused link), a short bounded NoEvent after the refusal was observed,
+// followed by the queued messages arriving exactly once when a good link is
+// made.
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+const brgWait = 20 * time.Second
+
+// TestBridgeListBothWays: each side lists the other's sessions as name@host
+// with their state, in --scope all only; state changes and new sessions
+// propagate.
+func TestBridgeListBothWays(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+
+	b := brgRow(t, p.A, "b1@beta")
+	if b == nil || b["id"] != p.b1ID+"@beta" || b["target"] != "b1@beta" || b["host"] != "beta" ||
+		b["connected"] != true || b["state"] != wire.StateIdle || b["accepts_asks"] != true {
+		t.Fatalf("alpha's row for b1@beta: %v (b1 is %s)", b, p.b1ID)
+	}
+	a := brgRow(t, p.B, "a1@alpha")
+	if a == nil || a["id"] != p.a1ID+"@alpha" || a["target"] != "a1@alpha" || a["host"] != "alpha" ||
+		a["connected"] != true || a["state"] != wire.StateIdle {
+		t.Fatalf("beta's row for a1@alpha: %v (a1 is %s)", a, p.a1ID)
+	}
+	// The local rows are not touched: a1 is plain a1 on alpha.
+	if r := Row(p.A.Sessions("--scope", "all"), "a1"); r == nil || r["id"] != p.a1ID {
+		t.Fatalf("alpha's own row for a1: %v", r)
+	}
+	// The default (project) scope shows no remote rows, on either side.
+	for _, h := range []*H{p.A, p.B} {
+		for _, r := range h.Sessions() {
+			if strings.Contains(brgStr(r["name"]), "@") || r["host"] != nil {
+				t.Fatalf("project-scope list shows a remote row: %v", r)
+			}
+		}
+	}
+
+	// The human list shows the remote row too.
+	if out := p.A.OK("list", "--scope", "all"); !strings.Contains(out, "b1@beta") {
+		t.Fatalf("human list --scope all lacks b1@beta:\n%s", out)
+	}
+
+	// A new session on beta appears on alpha; a state change follows.
+	b2, b2ev := p.B.Attach("--name", "b2")
+	brgAwaitRow(t, p.A, "b2@beta", func(r map[string]any) bool { return r["connected"] == true }, "b2@beta connected on alpha")
+	p.B.OK("-s", "b2", "state", "thinking")
+	brgAwaitRow(t, p.A, "b2@beta", func(r map[string]any) bool {
+		return r["status"] == "thinking" && r["state"] == wire.StateBusy && r["accepts_asks"] == false
+	}, "b2@beta thinking on alpha")
+	// b2 leaves: alpha sees it disconnected, and only with --all.
+	b2.Signal(syscall.SIGTERM)
+	brgAwaitRow(t, p.A, "b2@beta", func(r map[string]any) bool {
+		return r["connected"] == false && r["state"] == wire.StateDisconnected
+	}, "b2@beta disconnected on alpha")
+	if r := Row(p.A.Sessions("--scope", "all"), "b2@beta"); r != nil {
+		t.Fatalf("disconnected b2@beta listed without --all: %v", r)
+	}
+	if id := b2ev["id"]; brgRow(t, p.A, "b2@beta")["id"] != fmt.Sprint(id)+"@beta" {
+		t.Fatalf("b2@beta id %v, want %v@beta", brgRow(t, p.A, "b2@beta")["id"], id)
+	}
+}
+
+// TestBridgeSendBothWays: a send across the link is stored by the remote
+// broker before the command returns (remote_stored), arrives once with the
+// sender as name@host, and a reply goes back the same way.
+func TestBridgeSendBothWays(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+
+	r := brgSend(t, p.A, "a1", "b1@beta", "hello from alpha")
+	if !r.RemoteStored || r.Queued || r.ID == "" || r.To.ID != p.b1ID+"@beta" || r.To.Name != "b1@beta" {
+		t.Fatalf("send a1 → b1@beta: %+v", r)
+	}
+	m := brgExpect(t, p.b1, "hello from alpha")
+	from := brgSub(m, "from")
+	if m["id"] != r.ID || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
+		t.Fatalf("b1 got %v; want id %s from a1@alpha (%s@alpha)", m, r.ID, p.a1ID)
+	}
+
+	r2 := brgSend(t, p.B, "b1", "a1@alpha", "hello from beta")
+	if !r2.RemoteStored || r2.Queued || r2.To.ID != p.a1ID+"@alpha" {
+		t.Fatalf("send b1 → a1@alpha: %+v", r2)
+	}
+	m = brgExpect(t, p.a1, "hello from beta")
+	if m["id"] != r2.ID || brgSub(m, "from")["name"] != "b1@beta" || brgSub(m, "from")["id"] != p.b1ID+"@beta" {
+		t.Fatalf("a1 got %v; want id %s from b1@beta", m, r2.ID)
+	}
+
+	// A reply across the link names the message it answers, and the remote
+	// sender is addressable as it was shown (from.name).
+	var rr wire.SendReply
+	p.B.JSON(&rr, "-s", "b1", "send", "a1@alpha", "--reply-to", r.ID, "got", "it")
+	if !rr.RemoteStored {
+		t.Fatalf("reply b1 → a1@alpha: %+v", rr)
+	}
+	m = brgExpect(t, p.a1, "got it")
+	if m["reply_to"] != r.ID || brgSub(m, "from")["name"] != "b1@beta" {
+		t.Fatalf("reply as delivered: %v", m)
+	}
+
+	// Human output says it was stored remotely.
+	out := p.A.OK("-s", "a1", "send", "b1@beta", "plain")
+	brgExpect(t, p.b1, "plain")
+	if strings.Contains(out, "queued") {
+		t.Fatalf("send over a live link says queued: %q", out)
+	}
+
+	// Exactly once: each side's next event is a fresh marker.
+	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
+
+	// An unknown remote session is refused at once over a live link.
+	res := p.A.Run("-s", "a1", "send", "nobody@beta", "x")
+	if res.Code == 0 || !strings.Contains(res.Stderr, "nobody") {
+		t.Fatalf("send to nobody@beta: exit %d, stderr %q", res.Code, res.Stderr)
+	}
+	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
+}
+
+// TestBridgeAskReplyBothWays: an ask across the link reaches the remote
+// session as an ask; `reply` there answers it and the asker's command
+// prints the reply; both directions. The reply is not also pushed to the
+// asker's holder.
+func TestBridgeAskReplyBothWays(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+
+	for _, dir := range []struct {
+		ask, rep         *H
+		asker, answerer  string
+		target           string
+		askerP, answerP  *Proc
+		askerID, fromAsk string
+	}{
+		{p.A, p.B, "a1", "b1", "b1@beta", p.a1, p.b1, p.a1ID, "a1@alpha"},
+		{p.B, p.A, "b1", "a1", "a1@alpha", p.b1, p.a1, p.b1ID, "b1@beta"},
+	} {
+		q := "question from " + dir.asker
+		ask := dir.ask.Start("-s", dir.asker, "--json", "ask", dir.target, q)
+		m := brgExpect(t, dir.answerP, q)
+		if m["expects_reply"] != true || brgSub(m, "from")["name"] != dir.fromAsk {
+			t.Fatalf("ask as delivered to %s: %v", dir.answerer, m)
+		}
+		var pend struct {
+			Asks []map[string]any `json:"asks"`
+		}
+		dir.rep.JSON(&pend, "-s", dir.answerer, "pending")
+		if len(pend.Asks) != 1 || pend.Asks[0]["reply_to"] != m["id"] || brgSub(pend.Asks[0], "from")["name"] != dir.fromAsk {
+			t.Fatalf("pending on %s: %v", dir.answerer, pend.Asks)
+		}
+		dir.rep.OK("-s", dir.answerer, "reply", "answer from "+dir.answerer)
+		out, code := brgExit(t, ask)
+		var res struct {
+			OK    bool           `json:"ok"`
+			AskID string         `json:"ask_id"`
+			Reply map[string]any `json:"reply"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID != m["id"] ||
+			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != m["id"] ||
+			brgSub(res.Reply, "from")["name"] != dir.target {
+			t.Fatalf("ask %s → %s: exit %d, stdout %q, stderr %q", dir.asker, dir.target, code, out, ask.Stderr())
+		}
+		dir.rep.JSON(&pend, "-s", dir.answerer, "pending")
+		if len(pend.Asks) != 0 {
+			t.Fatalf("pending on %s after the reply: %v", dir.answerer, pend.Asks)
+		}
+		// The reply went to the waiting ask, not to the asker's holder:
+		// the holder's next event is a marker sent after it over the same
+		// link.
+		brgMarker(t, dir.rep, dir.answerer, dir.fromAsk, dir.askerP)
+	}
+}
+
+// TestBridgeTopics: a session subscribes to a topic of the other machine
+// (topic@host); updates there are quiet, a release wakes it through the
+// link; `topics topic@host` shows the remote record; a publication to
+// topic@host wakes the remote subscribers.
+func TestBridgeTopics(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	b2, _ := p.B.Attach("--name", "b2")
+	brgAwaitRow(t, p.A, "b2@beta", func(r map[string]any) bool { return r["connected"] == true }, "b2@beta on alpha")
+
+	var sub wire.SubscribeReply
+	p.A.JSON(&sub, "-s", "a1", "subscribe", "tab@beta", "--await-release")
+	if sub.Topic != "tab@beta" || !sub.AwaitRelease {
+		t.Fatalf("subscribe tab@beta: %+v", sub)
+	}
+	p.B.OK("-s", "b2", "subscribe", "tab")
+
+	// Alpha's subscription lives on beta's broker.
+	ti := brgTopic(t, p.B, "tab")
+	if s := brgSubscriber(ti, "a1@alpha"); s == nil || !s.AwaitRelease {
+		t.Fatalf("beta's topic tab subscribers: %+v, want a1@alpha with await-release", ti)
+	}
+
+	// An update is quiet across the link.
+	r := brgPublish(t, p.B, "b1", "tab", "--resource", "r", "--ownership", "held", "keep this tab")
+	if r.Woken != 0 {
+		t.Fatalf("update woke %d", r.Woken)
+	}
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
+
+	// The release wakes a1, through the link.
+	r = brgPublish(t, p.B, "b1", "tab", "--event", "release", "--resource", "r", "--ownership", "released", "done with the tab")
+	if r.Woken != 1 {
+		t.Fatalf("release woke %d, want 1 (a1@alpha)", r.Woken)
+	}
+	ev := p.a1.Event(brgWait)
+	if ev["event"] != wire.EventRelease || ev["topic"] != "tab@beta" || ev["text"] != "done with the tab" ||
+		ev["resource"] != "r" || ev["ownership"] != wire.OwnershipReleased || brgSub(ev, "from")["name"] != "b1@beta" {
+		t.Fatalf("a1's wake-up: %v, want release on tab@beta from b1@beta", ev)
+	}
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1) // once
+	brgMarker(t, p.B, "b1", "b2", b2)         // the plain subscriber slept
+
+	// alpha reads beta's topic state.
+	ti = brgTopic(t, p.A, "tab@beta")
+	rec := brgRecord(ti, "b1")
+	if ti == nil || rec == nil || rec.Event != wire.EventRelease || rec.Message != "done with the tab" || rec.Ownership != wire.OwnershipReleased {
+		t.Fatalf("topics tab@beta from alpha: %+v", ti)
+	}
+	if res := brgResource(ti, "r"); res == nil || res.State != wire.OwnershipReleased {
+		t.Fatalf("resource r from alpha: %+v", res)
+	}
+	if out := p.A.OK("topics", "tab@beta"); !strings.Contains(out, "done with the tab") {
+		t.Fatalf("human topics tab@beta lacks the record:\n%s", out)
+	}
+
+	// The other way: alpha publishes a blocker on beta's topic; b2 (and
+	// b1? not subscribed) wake; the record is kept on beta as a1@alpha's.
+	r = brgPublish(t, p.A, "a1", "tab@beta", "--event", "blocker", "stop using the tab")
+	if r.Woken != 1 {
+		t.Fatalf("blocker from alpha woke %d, want 1 (b2; a1 itself is not woken)", r.Woken)
+	}
+	ev = b2.Event(brgWait)
+	if ev["event"] != wire.EventBlocker || ev["topic"] != "tab" || ev["text"] != "stop using the tab" || brgSub(ev, "from")["name"] != "a1@alpha" {
+		t.Fatalf("b2's wake-up: %v", ev)
+	}
+	if rec := brgRecord(brgTopic(t, p.B, "tab"), "a1@alpha"); rec == nil || rec.Event != wire.EventBlocker {
+		t.Fatalf("beta's record for a1@alpha: %+v", rec)
+	}
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1) // the publisher was not woken by its own blocker
+	brgMarker(t, p.B, "b1", "b2", b2)
+}
+
+// TestBridgeRefusals: a peer with another CA's certificate, an expired
+// certificate, the wrong name, or no certificate at all is refused with a
+// clear log line; nothing crosses: no sessions listed either way, sends
+// stay queued, nothing arrives. Then a good join delivers exactly the
+// queued messages, once (proving they were queued, not lost).
+func TestBridgeRefusals(t *testing.T) {
+	t.Parallel()
+	A, B := brgNewH(t), brgNewH(t)
+	dir := brgCerts(t, A, "alpha", "beta", "gamma")
+	foreign := brgCerts(t, A, "beta")                                              // another CA, a beta of its own
+	expired := brgCopyCA(t, A, dir, "beta", "--not-before=-48h", "--valid-for=1h") // right CA, expired beta
+	a1, a1ev := A.Attach("--name", "a1")
+	b1, _ := B.Attach("--name", "b1")
+	serve, addr := brgServe(t, A, "127.0.0.1:0", brgMat(dir, "alpha", "beta"))
+
+	var sentA, sentB []string // queued messages, in order
+	queue := func(label string) {
+		t.Helper()
+		r := brgSendQueued(t, A, "a1", "b1@beta", "while refused: "+label)
+		sentA = append(sentA, r.ID)
+	}
+	noLink := func(label string) {
+		t.Helper()
+		for _, r := range A.Sessions("--scope", "all", "--all") {
+			if r["host"] != nil || strings.HasSuffix(brgStr(r["name"]), "@beta") {
+				t.Fatalf("%s: alpha lists a beta session over a refused link: %v", label, r)
+			}
+		}
+		for _, r := range B.Sessions("--scope", "all", "--all") {
+			if r["host"] != nil || strings.HasSuffix(brgStr(r["name"]), "@alpha") {
+				t.Fatalf("%s: beta lists an alpha session over a refused link: %v", label, r)
+			}
+		}
+	}
+
+	for _, c := range []struct {
+		label   string
+		mat     brgTLS
+		onServe string // the serving side logs a refusal with this
+		onJoin  string // the joining side refuses, logging this ("": it does not)
+	}{
+		{"another CA's certificate", brgTLS{Cert: filepath.Join(foreign, "beta.crt"), Key: filepath.Join(foreign, "beta.key"),
+			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, "unknown authority", ""},
+		{"another CA altogether", brgMat(foreign, "beta", "alpha"), "bad certificate", "unknown authority"},
+		{"expired certificate", brgTLS{Cert: filepath.Join(expired, "beta.crt"), Key: filepath.Join(expired, "beta.key"),
+			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, "expired", ""},
+		// gamma's valid certificate, claiming to be beta: accepted, it
+		// would link fully (it serves icb.beta.*).
+		{"certificate of the wrong host", brgTLS{Cert: filepath.Join(dir, "gamma.crt"), Key: filepath.Join(dir, "gamma.key"),
+			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, `peer certificate names \"gamma\", expected \"beta\"`, ""},
+		{"server of the wrong name", brgTLS{Cert: filepath.Join(dir, "beta.crt"), Key: filepath.Join(dir, "beta.key"),
+			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "gamma"}, "bad certificate", "gamma"},
+	} {
+		soff := len(serve.Stderr())
+		join := brgJoin(t, B, addr, c.mat)
+		brgAwaitLog(t, serve, soff, "link refused", c.onServe)
+		if c.onJoin != "" {
+			brgAwaitLog(t, join, 0, "link refused", c.onJoin)
+		}
+		// Refused again on retry: the join keeps trying and keeps failing.
+		soff2 := len(serve.Stderr())
+		brgAwaitLog(t, serve, soff2, "link refused", c.onServe)
+		queue(c.label)
+		if len(sentB) == 0 {
+			// beta's broker learnt of host alpha from this (refused) join.
+			sentB = append(sentB, brgSendQueued(t, B, "b1", "a1@alpha", "from beta while refused").ID)
+		}
+		noLink(c.label)
+		b1.NoEvent(300 * time.Millisecond)
+		join.Kill()
+		if strings.Contains(serve.Stderr()[soff:], `"link established"`) || strings.Contains(join.Stderr(), `"link established"`) {
+			t.Fatalf("%s: a link was established\nserve: %s\njoin: %s", c.label, serve.Stderr()[soff:], join.Stderr())
+		}
+	}
+
+	// No client certificate at all: a NATS client with TLS but no
+	// certificate, and one without TLS, are both turned away.
+	soff := len(serve.Stderr())
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil || !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("read CA: %v", err)
+	}
+	nc, err := nats.Connect("tls://"+addr, nats.Secure(&tls.Config{RootCAs: pool, ServerName: "alpha", MinVersion: tls.VersionTLS13}),
+		nats.Timeout(5*time.Second), nats.NoReconnect())
+	if err == nil {
+		_, rerr := nc.Request("icb.alpha.presence", nil, 2*time.Second)
+		nc.Close()
+		t.Fatalf("a client without certificate connected (presence request: %v)", rerr)
+	}
+	brgAwaitLog(t, serve, soff, "link refused", "certificate")
+	nc, err = nats.Connect("nats://"+addr, nats.Timeout(5*time.Second), nats.NoReconnect())
+	if err == nil {
+		nc.Close()
+		t.Fatalf("a client without TLS connected")
+	}
+	// A raw TLS client without certificate: the handshake may complete on
+	// the client's side (TLS 1.3), but the first read fails and nothing of
+	// the NATS protocol comes back.
+	brgRawNoCert(t, addr, pool)
+	queue("no client certificate")
+	noLink("no client certificate")
+
+	// Nothing arrived on either side while the link was refused.
+	b1.NoEvent(2500 * time.Millisecond)
+	a1.NoEvent(100 * time.Millisecond)
+	if strings.Contains(serve.Stderr(), `"link established"`) {
+		t.Fatalf("serve established a link:\n%s", serve.Stderr())
+	}
+
+	// Control: a good join links, and exactly the queued messages arrive,
+	// in order, once.
+	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
+	for _, id := range sentA {
+		m := brgNextMsg(t, b1)
+		if m["id"] != id || brgSub(m, "from")["id"] != brgStr(a1ev["id"])+"@alpha" {
+			t.Fatalf("b1 got %v, want queued message %s (all: %v)", m, id, sentA)
+		}
+	}
+	for _, id := range sentB {
+		if m := brgNextMsg(t, a1); m["id"] != id {
+			t.Fatalf("a1 got %v, want queued message %s", m, id)
+		}
+	}
+	brgMarker(t, A, "a1", "b1@beta", b1)
+	brgMarker(t, B, "b1", "a1@alpha", a1)
+}
+
+// TestBridgeServeRefusesWrongPeerName: a serve that expects another host
+// (--peer gamma) refuses beta's valid certificate, even when the joining
+// bridge calls itself gamma (accepted, that link would be complete).
+func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
+	t.Parallel()
+	A, B := brgNewH(t), brgNewH(t)
+	dir := brgCerts(t, A, "alpha", "beta")
+	B.Attach("--name", "b1")
+	serve, addr := brgServe(t, A, "127.0.0.1:0", brgMat(dir, "alpha", "gamma"))
+	m := brgMat(dir, "beta", "alpha")
+	m.Name = "gamma"
+	join := brgJoin(t, B, addr, m)
+	brgAwaitLog(t, serve, 0, "link refused", `peer certificate names \"beta\", expected \"gamma\"`)
+	brgAwaitLog(t, join, 0, "link refused", "")
+	off := len(serve.Stderr())
+	brgAwaitLog(t, serve, off, "link refused", "expected") // and again on retry
+	for _, r := range A.Sessions("--scope", "all", "--all") {
+		if r["host"] != nil {
+			t.Fatalf("alpha lists %v over a refused link", r)
+		}
+	}
+	if strings.Contains(serve.Stderr(), `"link established"`) || strings.Contains(join.Stderr(), `"link established"`) {
+		t.Fatalf("a link was established:\n%s\n%s", serve.Stderr(), join.Stderr())
+	}
+}
+
+// TestBridgeRevokedRefused: after `certs revoke beta`, a restarted serve
+// refuses beta; alpha shows beta's sessions disconnected and queues for
+// them; without the revocation list the same certificate links again and
+// the queued message arrives once.
+func TestBridgeRevokedRefused(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	brgSend(t, p.A, "a1", "b1@beta", "before revocation")
+	brgExpect(t, p.b1, "before revocation")
+
+	out := brgRun(t, p.A, "certs", "revoke", "--dir", p.certs, "--name", "beta")
+	if out.Code != 0 || !strings.Contains(out.Stdout, "revoked beta") {
+		t.Fatalf("certs revoke: %+v", out)
+	}
+	p.join.Signal(syscall.SIGTERM)
+	p.serve.Signal(syscall.SIGTERM)
+	serve, addr := brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
+	join := brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
+	brgAwaitLog(t, serve, 0, "link refused", `certificate of \"beta\" is revoked`)
+	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
+		return r["connected"] == false && r["state"] == wire.StateDisconnected
+	}, "b1@beta disconnected on alpha")
+	r := brgSendQueued(t, p.A, "a1", "b1@beta", "after revocation")
+	brgAwaitLog(t, serve, len(serve.Stderr()), "link refused", "revoked") // still refused after the send
+	p.b1.NoEvent(2500 * time.Millisecond)
+	if row := brgRow(t, p.A, "b1@beta"); row == nil || row["connected"] != false {
+		t.Fatalf("b1@beta on alpha after refusals: %v", row)
+	}
+	if strings.Contains(serve.Stderr(), `"link established"`) {
+		t.Fatalf("the revoked peer linked:\n%s", serve.Stderr())
+	}
+
+	// Control: the same certificates link once the CRL is gone.
+	join.Kill()
+	serve.Kill()
+	if err := os.Rename(filepath.Join(p.certs, "ca.crl"), filepath.Join(p.certs, "old.crl")); err != nil {
+		t.Fatal(err)
+	}
+	_, addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
+	brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
+	if m := brgNextMsg(t, p.b1); m["id"] != r.ID || m["text"] != "after revocation" {
+		t.Fatalf("b1 got %v, want the queued %s", m, r.ID)
+	}
+	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
+}
+
+// TestBridgeLinkDropRestoreExactlyOnce: the joining bridge is killed; alpha
+// sees beta's sessions disconnected; 20 sends queue durably; when the
+// bridge returns, exactly those 20 arrive, in order, once.
+func TestBridgeLinkDropRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	brgSend(t, p.A, "a1", "b1@beta", "warm-up")
+	brgExpect(t, p.b1, "warm-up")
+
+	p.join.Kill() // SIGKILL: no goodbye
+	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
+		return r["connected"] == false && r["state"] == wire.StateDisconnected
+	}, "b1@beta disconnected on alpha")
+	if r := Row(p.A.Sessions("--scope", "all"), "b1@beta"); r != nil {
+		t.Fatalf("disconnected b1@beta listed without --all: %v", r)
+	}
+	// An ask needs a live link.
+	res := p.A.Run("-s", "a1", "ask", "b1@beta", "there?")
+	if res.Code == 0 || !strings.Contains(res.Stderr, "peer_offline") {
+		t.Fatalf("ask over a dropped link: exit %d, stderr %q", res.Code, res.Stderr)
+	}
+	// The human send output says queued.
+	if out := p.A.OK("-s", "a1", "send", "b1@beta", "queued 0"); !strings.Contains(out, "queued") {
+		t.Fatalf("send over a dropped link: %q", out)
+	}
+	ids := []string{""}
+	texts := []string{"queued 0"}
+	for i := 1; i <= 20; i++ {
+		text := fmt.Sprintf("queued %d", i)
+		r := brgSend(t, p.A, "a1", "b1@beta", text)
+		if !r.Queued || r.RemoteStored {
+			t.Fatalf("send %d over a dropped link: %+v", i, r)
+		}
+		ids, texts = append(ids, r.ID), append(texts, text)
+	}
+	p.b1.NoEvent(300 * time.Millisecond)
+
+	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
+	for i, text := range texts {
+		m := brgNextMsg(t, p.b1)
+		if m["text"] != text || (ids[i] != "" && m["id"] != ids[i]) {
+			t.Fatalf("message %d after restore: %v, want %q (%s)", i, m, text, ids[i])
+		}
+	}
+	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected again")
+	// Nothing twice: the outbox is drained oldest first, so any leftover
+	// would come before this marker.
+	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
+	// And beta's inbox for b1 holds nothing unacknowledged.
+	Eventually(t, brgWait, func() bool {
+		var st struct {
+			Queued int `json:"queued_inbound"`
+		}
+		p.B.JSON(&st, "-s", "b1", "status")
+		return st.Queued == 0
+	}, "b1's inbox to be empty")
+}
+
+// TestBridgeLocalBridgeKilledShowsLinkDown: when the local bridge process
+// dies without a word (SIGKILL), the local broker does not keep showing the
+// remote sessions as connected, and sends report queued at once.
+func TestBridgeLocalBridgeKilledShowsLinkDown(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	p.join.Kill() // beta's own bridge
+	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool {
+		return r["connected"] == false && r["state"] == wire.StateDisconnected
+	}, "a1@alpha disconnected on beta after beta's bridge died")
+	start := time.Now()
+	r := brgSend(t, p.B, "b1", "a1@alpha", "while beta's bridge is dead")
+	if !r.Queued || r.RemoteStored {
+		t.Fatalf("send with beta's bridge dead: %+v", r)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("send with the bridge dead took %s", d)
+	}
+	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
+	if m := brgNextMsg(t, p.a1); m["id"] != r.ID {
+		t.Fatalf("a1 got %v, want %s", m, r.ID)
+	}
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
+}
+
+// TestBridgeServeKilledMidStream: the serving bridge is SIGKILLed while
+// beta's outbox is being forwarded to alpha, then restarted on the same
+// address; every message arrives exactly once, in order. (Where the kill
+// lands in the stream is up to the scheduler: the test kills it once a1 has
+// printed the first few of 200 messages, and the assertions hold for every
+// interleaving; it logs how far the stream had got.)
+func TestBridgeServeKilledMidStream(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	const n = 200
+
+	p.serve.Kill()
+	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool {
+		return r["connected"] == false && r["state"] == wire.StateDisconnected
+	}, "a1@alpha disconnected on beta")
+	// The CLI proves the queued report elsewhere; here a Go client makes
+	// the stream long enough to be cut in the middle.
+	c := brgClient(t, p.B)
+	ids := make([]string, n)
+	for i := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), brgWait)
+		r, err := c.Send(ctx, wire.SendRequest{From: p.b1ID, To: "a1@alpha", Text: fmt.Sprintf("stream %d", i)})
+		cancel()
+		if err != nil || !r.Queued || r.RemoteStored {
+			t.Fatalf("send %d with the link down: %+v, %v", i, r, err)
+		}
+		ids[i] = r.ID
+	}
+	serve, _ := brgServe(t, p.A, p.addr, brgMat(p.certs, "alpha", "beta"))
+	got := 0
+	next := func() {
+		t.Helper()
+		m := brgNextMsg(t, p.a1)
+		if m["id"] != ids[got] || m["text"] != fmt.Sprintf("stream %d", got) {
+			t.Fatalf("a1's message %d: %v, want %s (stream %d)", got, m, ids[got], got)
+		}
+		got++
+	}
+	for got < 3 {
+		next()
+	}
+	serve.Kill() // mid-stream, most likely
+	t.Logf("serve killed after a1 printed %d of %d (%d more already buffered)", got, n, len(p.a1.lines))
+	brgServe(t, p.A, p.addr, brgMat(p.certs, "alpha", "beta"))
+	for got < n {
+		next()
+	}
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
+}
+
+// TestBridgeBrokersHaveNoTCPSockets: with the link up and messages flowing,
+// neither broker holds a TCP or UDP socket; the serving bridge holds the
+// one TCP listener on its address; the joining bridge listens nowhere; and
+// the link reaches only the bridge's subjects, never the broker's API.
+func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
+	t.Parallel()
+	brgTCPControl(t)
+	p := brgLinked(t)
+	brgSend(t, p.A, "a1", "b1@beta", "traffic")
+	brgExpect(t, p.b1, "traffic")
+
+	for _, h := range []*H{p.A, p.B} {
+		pids := h.BrokerPids()
+		if len(pids) != 1 {
+			t.Fatalf("brokers of %s: %v, want one", h.Home, pids)
+		}
+		pid := strconv.Itoa(pids[0])
+		socks := brgSocketInodes(t, pid)
+		if len(socks) == 0 {
+			t.Fatalf("broker %s holds no socket at all; the check would prove nothing", pid)
+		}
+		for _, table := range []string{"tcp", "tcp6", "udp", "udp6"} {
+			for ino := range brgNetRows(t, pid, table) {
+				if socks[ino] {
+					t.Errorf("broker %s (home %s) holds a %s socket (inode %s)", pid, h.Home, table, ino)
+				}
+			}
+		}
+	}
+
+	_, portStr, _ := net.SplitHostPort(p.addr)
+	port, _ := strconv.Atoi(portStr)
+	spid := strconv.Itoa(p.serve.Cmd.Process.Pid)
+	listening := brgListeners(t, spid)
+	if len(listening) != 1 || listening[0] != port {
+		t.Fatalf("serve bridge listens on TCP ports %v, want exactly [%d]", listening, port)
+	}
+	if l := brgListeners(t, strconv.Itoa(p.join.Cmd.Process.Pid)); len(l) != 0 {
+		t.Fatalf("join bridge listens on TCP ports %v, want none", l)
+	}
+
+	// What the link exposes: a client with beta's valid certificate
+	// reaches alpha's bridge subjects, not the broker API.
+	cfg := brgClientTLS(t, p.certs, "beta", "alpha")
+	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.Timeout(5*time.Second), nats.NoReconnect())
+	if err != nil {
+		t.Fatalf("control: beta's certificate cannot connect: %v", err)
+	}
+	defer nc.Close()
+	res, err := nc.Request("icb.alpha.presence", nil, 5*time.Second)
+	if err != nil || !strings.Contains(string(res.Data), p.a1ID) {
+		t.Fatalf("control: presence over the link: %v %v", err, res)
+	}
+	for _, subj := range []string{wire.SubjList, wire.SubjSend, wire.SubjBridgeOutbox, wire.SubjBridgeAck} {
+		if _, err := nc.Request(subj, []byte(`{}`), time.Second); err == nil {
+			t.Errorf("%s answered over the link: the broker API is exposed", subj)
+		}
+	}
+}
+
+// ---- helpers ----
+
+// brgNewH is one "machine": its own home and broker, no idle exit, the
+// race-built CLI not sleeping at exit, a broker data race failing the test.
+func brgNewH(t *testing.T) *H {
+	t.Helper()
+	h := newH(t)
+	h.WriteConfig(`{"idleExitMs": 0}`)
+	h.Env = append(h.Env, "GORACE=atexit_sleep_ms=0")
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(h.Layout.BrokerLog()); err == nil && strings.Contains(string(data), "DATA RACE") {
+			t.Errorf("the broker of %s reported a data race:\n%s", h.Home, data)
+		}
+	})
+	return h
+}
+
+// brgClient connects the test process to h's running broker.
+func brgClient(t *testing.T, h *H) *intercom.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), brgWait)
+	defer cancel()
+	c, err := intercom.Connect(ctx, intercom.Options{Home: h.Home, NoSpawn: true, Name: "e2e-" + t.Name()})
+	if err != nil {
+		t.Fatalf("connect to the broker of %s: %v", h.Home, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// brgRun runs intercom-bridge to completion.
+func brgRun(t *testing.T, h *H, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := h.cmd(ctx, "intercom-bridge", args...)
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	code := 0
+	if err := c.Run(); err != nil {
+		ee, ok := err.(interface{ ExitCode() int })
+		if !ok {
+			t.Fatalf("intercom-bridge %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return Result{out.String(), errb.String(), code}
+}
+
+// brgCerts makes a fresh CA and host certificates; it returns the directory.
+func brgCerts(t *testing.T, h *H, hosts ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ca")
+	if r := brgRun(t, h, "certs", "init", "--dir", dir); r.Code != 0 {
+		t.Fatalf("certs init: %+v", r)
+	}
+	for _, host := range hosts {
+		if r := brgRun(t, h, "certs", "issue", "--dir", dir, "--name", host); r.Code != 0 {
+			t.Fatalf("certs issue %s: %+v", host, r)
+		}
+	}
+	return dir
+}
+
+// brgCopyCA copies the CA of dir into a new directory and issues host there
+// with extra flags (same CA, another certificate for the same name).
+func brgCopyCA(t *testing.T, h *H, dir, host string, extra ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "ca-copy")
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.crt", "ca.key"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := brgRun(t, h, append([]string{"certs", "issue", "--dir", out, "--name", host}, extra...)...); r.Code != 0 {
+		t.Fatalf("certs issue %s %v: %+v", host, extra, r)
+	}
+	return out
+}
+
+// brgTLS is the certificate material of one bridge side.
+type brgTLS struct{ Cert, Key, CA, Name, Peer string }
+
+// brgMat is host's certificate from dir, trusting dir's CA, expecting peer.
+func brgMat(dir, host, peer string) brgTLS {
+	return brgTLS{Cert: filepath.Join(dir, host+".crt"), Key: filepath.Join(dir, host+".key"),
+		CA: filepath.Join(dir, "ca.crt"), Name: host, Peer: peer}
+}
+
+func (m brgTLS) args() []string {
+	return []string{"--cert", m.Cert, "--key", m.Key, "--ca", m.CA, "--name", m.Name, "--peer", m.Peer}
+}
+
+// brgServe starts `intercom-bridge --json serve` in h and waits for it to be
+// ready; it returns the process and the address it listens on.
+func brgServe(t *testing.T, h *H, listen string, m brgTLS) (*Proc, string) {
+	t.Helper()
+	p := h.StartBin("intercom-bridge", append([]string{"--json", "serve", "--listen", listen}, m.args()...)...)
+	brgRaceCheck(t, p)
+	ev := p.Event(brgWait)
+	addr, _ := ev["addr"].(string)
+	if ev["event"] != "ready" || addr == "" || ev["name"] != m.Name || ev["peer"] != m.Peer {
+		t.Fatalf("serve: first event %v", ev)
+	}
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		t.Fatalf("serve reported port 0: %v", ev)
+	}
+	return p, addr
+}
+
+// brgJoin starts `intercom-bridge --json join addr` in h and waits for it to
+// be ready (serving its side; the link may or may not be up).
+func brgJoin(t *testing.T, h *H, addr string, m brgTLS) *Proc {
+	t.Helper()
+	p := h.StartBin("intercom-bridge", append([]string{"--json", "join", addr}, m.args()...)...)
+	brgRaceCheck(t, p)
+	if ev := p.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
+		t.Fatalf("join: first event %v", ev)
+	}
+	return p
+}
+
+// brgRaceCheck fails the test if a bridge process reports a data race.
+func brgRaceCheck(t *testing.T, p *Proc) {
+	t.Cleanup(func() {
+		if strings.Contains(p.Stderr(), "DATA RACE") {
+			t.Errorf("%v reported a data race:\n%s", p.Cmd.Args, p.Stderr())
+		}
+	})
+}
+
+// brgPair is two linked machines with one attached session each.
+type brgPair struct {
+	A, B        *H
+	certs       string
+	a1, b1      *Proc
+	a1ID, b1ID  string
+	serve, join *Proc
+	addr        string
+}
+
+// brgLinked sets up alpha (serving) and beta (joining), a1 attached on
+// alpha and b1 on beta, and waits until each lists the other's session.
+func brgLinked(t *testing.T) *brgPair {
+	t.Helper()
+	p := &brgPair{A: brgNewH(t), B: brgNewH(t)}
+	p.certs = brgCerts(t, p.A, "alpha", "beta")
+	var ev map[string]any
+	p.a1, ev = p.A.Attach("--name", "a1")
+	p.a1ID = brgStr(ev["id"])
+	p.b1, ev = p.B.Attach("--name", "b1")
+	p.b1ID = brgStr(ev["id"])
+	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
+	p.join = brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
+	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected on alpha")
+	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected on beta")
+	return p
+}
+
+// brgRow returns the `list --scope all --all` row named name, or nil.
+func brgRow(t *testing.T, h *H, name string) map[string]any {
+	t.Helper()
+	return Row(h.Sessions("--scope", "all", "--all"), name)
+}
+
+// brgAwaitRow waits until h lists name and cond holds for its row.
+func brgAwaitRow(t *testing.T, h *H, name string, cond func(map[string]any) bool, what string) {
+	t.Helper()
+	var last map[string]any
+	deadline := time.Now().Add(brgWait)
+	for {
+		last = brgRow(t, h, name)
+		if last != nil && cond(last) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last row %v", what, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// brgSend runs `-s sess --json send to text` and returns the reply.
+func brgSend(t *testing.T, h *H, sess, to, text string) wire.SendReply {
+	t.Helper()
+	var r wire.SendReply
+	h.JSON(&r, "-s", sess, "send", to, text)
+	return r
+}
+
+// brgSendQueued sends to a remote target over a link that is not up and
+// checks the message was queued. Until a bridge has told the broker about
+// the host, the broker does not know it ("unknown host"); that refusal
+// stores nothing, so it is retried.
+func brgSendQueued(t *testing.T, h *H, sess, to, text string) wire.SendReply {
+	t.Helper()
+	var r wire.SendReply
+	var last Result
+	Eventually(t, brgWait, func() bool {
+		last = h.Run("--json", "-s", sess, "send", to, text)
+		if last.Code != 0 {
+			if !strings.Contains(last.Stderr, "unknown host") {
+				t.Fatalf("send %s: exit %d, stderr %q", to, last.Code, last.Stderr)
+			}
+			return false
+		}
+		return true
+	}, "the host of %s to be known", to)
+	if err := json.Unmarshal([]byte(last.Stdout), &r); err != nil {
+		t.Fatalf("decode send: %v\n%s", err, last.Stdout)
+	}
+	if !r.Queued || r.RemoteStored || r.ID == "" {
+		t.Fatalf("send %s over a link that is not up: %+v, want queued", to, r)
+	}
+	return r
+}
+
+// brgNextMsg returns p's next event, which must be a message.
+func brgNextMsg(t *testing.T, p *Proc) map[string]any {
+	t.Helper()
+	ev := p.Event(brgWait)
+	if ev["event"] != "message" {
+		t.Fatalf("next event %v, want a message", ev)
+	}
+	return ev
+}
+
+// brgExpect checks that p's next event is a message with text.
+func brgExpect(t *testing.T, p *Proc, text string) map[string]any {
+	t.Helper()
+	m := brgNextMsg(t, p)
+	if m["text"] != text {
+		t.Fatalf("next message %v, want %q", m, text)
+	}
+	return m
+}
+
+var brgMarkerN atomic.Int64
+
+// brgMarker sends a fresh marker from sess on h to target and asserts it is
+// p's next event: nothing else arrived in between.
+func brgMarker(t *testing.T, h *H, sess, target string, p *Proc) {
+	t.Helper()
+	marker := fmt.Sprintf("brg-marker-%s-%d", target, brgMarkerN.Add(1))
+	r := brgSend(t, h, sess, target, marker)
+	if strings.Contains(target, "@") && !r.RemoteStored {
+		t.Fatalf("marker to %s not stored remotely: %+v", target, r)
+	}
+	ev := p.Event(brgWait)
+	if ev["event"] != "message" || ev["text"] != marker {
+		t.Fatalf("%s: next event %v, want only the marker %q", target, ev, marker)
+	}
+}
+
+// brgExit waits for p to end and returns its stdout and exit code.
+func brgExit(t *testing.T, p *Proc) (string, int) {
+	t.Helper()
+	select {
+	case <-p.Done():
+	case <-time.After(brgWait):
+		t.Fatalf("%v still running; stderr: %s", p.Cmd.Args, p.Stderr())
+	}
+	var lines []string
+	for {
+		select {
+		case l := <-p.lines:
+			lines = append(lines, l)
+		default:
+			return strings.Join(lines, "\n"), p.Cmd.ProcessState.ExitCode()
+		}
+	}
+}
+
+// brgTopic returns `topics TOPIC --json` for one topic, or nil.
+func brgTopic(t *testing.T, h *H, topic string) *wire.TopicInfo {
+	t.Helper()
+	var out wire.TopicsReply
+	h.JSON(&out, "topics", topic)
+	for i := range out.Topics {
+		if out.Topics[i].Topic == topic {
+			return &out.Topics[i]
+		}
+	}
+	return nil
+}
+
+// brgAwaitLog waits until p's stderr, from offset off on, has a line with
+// both substrings.
+func brgAwaitLog(t *testing.T, p *Proc, off int, sub1, sub2 string) {
+	t.Helper()
+	deadline := time.Now().Add(brgWait)
+	for {
+		s := p.Stderr()
+		if off > len(s) {
+			off = len(s)
+		}
+		for _, l := range strings.Split(s[off:], "\n") {
+			if strings.Contains(l, sub1) && strings.Contains(l, sub2) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q and %q from %v; stderr:\n%s", sub1, sub2, p.Cmd.Args, tail(s, 30))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// brgRawNoCert speaks to the serving bridge as a raw TLS client without a
+// certificate: it reads the plaintext INFO line NATS sends first, upgrades
+// to TLS, and sends CONNECT and PING. The server must never answer.
+func brgRawNoCert(t *testing.T, addr string, pool *x509.CertPool) {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_ = raw.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(raw)
+	info, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(info, "INFO ") || !strings.Contains(info, `"tls_required":true`) {
+		t.Fatalf("serve's greeting %q (%v), want an INFO requiring TLS", info, err)
+	}
+	c := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "alpha", MinVersion: tls.VersionTLS13})
+	if err := c.Handshake(); err == nil {
+		_, _ = c.Write([]byte("CONNECT {\"verbose\":false}\r\nPING\r\n"))
+		buf := make([]byte, 512)
+		n, rerr := c.Read(buf)
+		if rerr == nil || n > 0 {
+			t.Fatalf("a TLS client without certificate got %q from serve (err %v)", buf[:n], rerr)
+		}
+	}
+}
+
+// brgClientTLS is a client TLS configuration with host's certificate.
+func brgClientTLS(t *testing.T, dir, host, peer string) *tls.Config {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, host+".crt"), filepath.Join(dir, host+".key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	data, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	pool.AppendCertsFromPEM(data)
+	return &tls.Config{RootCAs: pool, ServerName: peer, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS13}
+}
+
+// brgSocketInodes returns the inodes of the sockets open in pid.
+func brgSocketInodes(t *testing.T, pid string) map[string]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil {
+		t.Fatalf("read fds of %s: %v", pid, err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		link, err := os.Readlink("/proc/" + pid + "/fd/" + e.Name())
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(link, "socket:[") {
+			out[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	return out
+}
+
+// brgNetRow is one row of /proc/<pid>/net/{tcp,tcp6,udp,udp6}.
+type brgNetRow struct {
+	port  int
+	state string // hex; 0A is LISTEN
+}
+
+// brgNetRows reads /proc/<pid>/net/<table> keyed by inode.
+func brgNetRows(t *testing.T, pid, table string) map[string]brgNetRow {
+	t.Helper()
+	data, err := os.ReadFile("/proc/" + pid + "/net/" + table)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		t.Fatalf("read net/%s: %v", table, err)
+	}
+	out := map[string]brgNetRow{}
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if i == 0 || len(f) < 10 {
+			continue
+		}
+		local := f[1]
+		port, _ := strconv.ParseInt(local[strings.LastIndexByte(local, ':')+1:], 16, 32)
+		out[f[9]] = brgNetRow{port: int(port), state: f[3]}
+	}
+	return out
+}
+
+// brgListeners returns the TCP ports pid listens on.
+func brgListeners(t *testing.T, pid string) []int {
+	t.Helper()
+	socks := brgSocketInodes(t, pid)
+	var ports []int
+	for _, table := range []string{"tcp", "tcp6"} {
+		for ino, r := range brgNetRows(t, pid, table) {
+			if socks[ino] && r.state == "0A" {
+				ports = append(ports, r.port)
+			}
+		}
+	}
+	return ports
+}
+
+// brgTCPControl: the parser finds a TCP listener of the test process itself
+// (else the absence checks would prove nothing).
+func brgTCPControl(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	found := false
+	for _, p := range brgListeners(t, strconv.Itoa(os.Getpid())) {
+		found = found || p == port
+	}
+	if !found {
+		t.Fatalf("control: our own listener on %d is not found in /proc/self/net/tcp", port)
+	}
+}
+
+func brgSub(m map[string]any, k string) map[string]any { v, _ := m[k].(map[string]any); return v }
+
+func brgStr(v any) string { s, _ := v.(string); return s }
+
+// brgPublish runs `-s sess --json publish ARGS` and returns the reply.
+func brgPublish(t *testing.T, h *H, sess string, args ...string) wire.PublishReply {
+	t.Helper()
+	var r wire.PublishReply
+	h.JSON(&r, append([]string{"-s", sess, "publish"}, args...)...)
+	return r
+}
+
+func brgRecord(ti *wire.TopicInfo, name string) *wire.TopicRecord {
+	if ti == nil {
+		return nil
+	}
+	var found *wire.TopicRecord
+	for i := range ti.Records {
+		if ti.Records[i].From.Name == name {
+			if found != nil {
+				return &wire.TopicRecord{Message: "DUPLICATE RECORDS FROM " + name}
+			}
+			found = &ti.Records[i]
+		}
+	}
+	return found
+}
+
+func brgResource(ti *wire.TopicInfo, res string) *wire.ResourceState {
+	if ti == nil {
+		return nil
+	}
+	for i := range ti.Resources {
+		if ti.Resources[i].Resource == res {
+			return &ti.Resources[i]
+		}
+	}
+	return nil
+}
+
+func brgSubscriber(ti *wire.TopicInfo, name string) *wire.TopicSubscriber {
+	if ti == nil {
+		return nil
+	}
+	for i := range ti.Subscribers {
+		if ti.Subscribers[i].Name == name {
+			return &ti.Subscribers[i]
+		}
+	}
+	return nil
+}
