@@ -19,6 +19,9 @@ test: ## Unit and e2e tests, with the race detector.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
+	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
+
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
@@ -44,4 +47,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test bench bench-quick demo install clean
+.PHONY: help build test test-fault bench bench-quick demo install clean

@@ -168,6 +168,17 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	}
 	s.cid, s.holder = req.ClientID, req.Holder
 	s.inflight, s.claimed = map[string]bool{}, map[string]bool{} // a new holder gets every unacked message again
+	// A new holder gets its backlog first: mark the flush as running now, so
+	// a send arriving before the flush goroutine starts is not pushed ahead
+	// of older stored messages (it sets dirty and the flush picks it up).
+	startFlush := false
+	if req.Holder {
+		if s.flushing {
+			s.dirty = true
+		} else {
+			s.flushing, startFlush = true, true
+		}
+	}
 	if req.ClientID != 0 {
 		if b.byCID[req.ClientID] == nil {
 			b.byCID[req.ClientID] = map[string]bool{}
@@ -179,6 +190,9 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	rec := s.record()
 	out := b.viewLocked(s, s.ID)
 	b.mu.Unlock()
+	if startFlush {
+		go b.flushLoop(s.ID, s)
+	}
 	if !req.Ephemeral {
 		data, _ := json.Marshal(rec)
 		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) }); err != nil {
@@ -186,9 +200,6 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 		}
 	}
 	b.log.Info("session registered", "id", s.ID, "name", out.Name, "resumed", existed, "holder", req.Holder)
-	if req.Holder {
-		go b.flush(s.ID)
-	}
 	return &wire.RegisterReply{Session: out}, nil
 }
 
