@@ -193,3 +193,21 @@ func outcome(r *runs.Run) string {
 	}
 	return s
 }
+
+// filterSupervisor is the supervisor id whose runs a listing shows: "" for
+// every run (all set, or no --supervisor).
+func (e *env) filterSupervisor(all bool) (string, error) {
+	if all || e.g.Supervisor == "" {
+		return "", nil
+	}
+	c, err := e.connect()
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	s, _, err := e.supervisor(c)
+	if err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}

@@ -41,18 +41,9 @@ func (e *env) row(r *runs.Run) runRow {
 
 // Run lists.
 func (l *ListCmd) Run(e *env) error {
-	sup := ""
-	if !l.All && e.g.Supervisor != "" {
-		c, err := e.connect()
-		if err != nil {
-			return err
-		}
-		s, _, err := e.supervisor(c)
-		c.Close()
-		if err != nil {
-			return err
-		}
-		sup = s.ID
+	sup, err := e.filterSupervisor(l.All)
+	if err != nil {
+		return err
 	}
 	all, err := e.store.List()
 	if err != nil {

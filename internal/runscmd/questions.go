@@ -84,18 +84,9 @@ func (q *QuestionsCmd) Run(e *env) error {
 	if q.Offset < 0 {
 		return usagef("--offset must be >= 0")
 	}
-	sup := ""
-	if !q.All && e.g.Supervisor != "" {
-		c, err := e.connect()
-		if err != nil {
-			return err
-		}
-		s, _, err := e.supervisor(c)
-		c.Close()
-		if err != nil {
-			return err
-		}
-		sup = s.ID
+	sup, err := e.filterSupervisor(q.All)
+	if err != nil {
+		return err
 	}
 	all, err := e.store.List()
 	if err != nil {

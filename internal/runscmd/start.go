@@ -97,9 +97,22 @@ func (s *StartCmd) Run(e *env) error {
 		return err
 	}
 	if !s.Wait {
-		go func() { _ = cmd.Wait() }()
+		ownerDone := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(ownerDone) }()
+		// Return once the owner has recorded the launch (running, or failed).
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			if cur, err := e.store.Load(id); err == nil && cur.State != runs.StateStarting {
+				r = cur
+				break
+			}
+			select {
+			case <-ownerDone:
+				deadline = time.Now()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		if e.g.JSON {
-			return e.printJSON(map[string]any{"run_id": id, "state": runs.StateRunning, "child_session": r.ChildSession, "output_path": r.OutputPath, "run_dir": e.store.RunDir(id)})
+			return e.printJSON(map[string]any{"run_id": id, "state": r.State, "child_session": r.ChildSession, "output_path": r.OutputPath, "run_dir": e.store.RunDir(id)})
 		}
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
