@@ -279,6 +279,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjList, b.list),
 		handle(b, wire.SubjState, b.setState),
 		handle(b, wire.SubjPing, func(struct{}) (*wire.Empty, error) { return &wire.Empty{}, nil }),
+		handle(b, wire.SubjStats, b.stats),
 		handle(b, wire.SubjPending, b.pending),
 		handle(b, wire.SubjInbox, b.inbox),
 		handle(b, wire.SubjForget, b.forget),

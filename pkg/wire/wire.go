@@ -435,3 +435,19 @@ type Trace struct {
 	Fetched []time.Time `json:"fetched_at,omitempty"`
 	Acked   *time.Time  `json:"acked_at,omitempty"`
 }
+
+// SubjStats answers with the broker's runtime figures (for soak tests and
+// operators).
+const SubjStats = SubjectPrefix + "stats"
+
+// Stats is the broker's runtime state.
+type Stats struct {
+	Goroutines int    `json:"goroutines"`
+	HeapAlloc  uint64 `json:"heap_alloc"`
+	Sessions   int    `json:"sessions"`
+	Connected  int    `json:"connected"`
+	Clients    int    `json:"clients"`
+	Asks       int    `json:"asks"`
+	Traces     int    `json:"traces"`
+	Waiters    int    `json:"waiters"`
+}

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// TestFaultLoadAndLeaks: many sessions connect and disconnect while
+// messages flow; afterwards the broker's goroutines, sessions, traces and
+// RSS return to their baseline, every accepted message is delivered once,
+// and the broker's CPU is back to idle. Short by default (400 sessions over
+// 10 s); FAULT_LONG=1 runs 2,000 sessions for 60 s.
+func TestFaultLoadAndLeaks(t *testing.T) {
+	sessions, dur := 400, 10*time.Second
+	if os.Getenv("FAULT_LONG") != "" && os.Getenv("FAULT_SHORT") == "" {
+		sessions, dur = 2000, 60*time.Second
+	}
+	h := newMsgH(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	connect := func() *intercom.Client {
+		c, err := intercom.Connect(ctx, intercom.Options{Home: h.Home, Timeout: 30 * time.Second, BrokerCommand: filepath.Join(binDir, "intercom-broker")})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		return c
+	}
+	// The recipient and the sender live through the whole test.
+	rc := connect()
+	defer rc.Close()
+	recv, err := rc.Attach(ctx, intercom.AttachOptions{Name: "soak-recipient"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := connect()
+	defer sc.Close()
+	snd, err := sc.Attach(ctx, intercom.AttachOptions{Name: "soak-sender", NoDeliver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := func() wire.Stats {
+		t.Helper()
+		st, err := intercom.Call[wire.Stats](ctx, sc, wire.SubjStats, struct{}{})
+		if err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		return *st
+	}
+	pid := h.BrokerPid()
+	base, baseRSS, baseCPU := stats(), brokerRSS(t, pid), brokerCPU(t, pid)
+
+	var delivered sync.Map
+	var dupes atomic.Int64
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-recv.Messages():
+				if _, seen := delivered.LoadOrStore(m.ID, true); seen {
+					dupes.Add(1)
+				}
+				_ = recv.Ack(ctx, m.ID)
+			}
+		}
+	}()
+	var accepted []string
+	var amu sync.Mutex
+	stop := time.Now().Add(dur)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the message stream
+		defer wg.Done()
+		for i := 0; time.Now().Before(stop); i++ {
+			res, err := sc.Send(ctx, wire.SendRequest{From: snd.ID(), To: recv.ID(), Text: fmt.Sprintf("soak %d", i)})
+			if err != nil {
+				t.Errorf("send %d: %v", i, err)
+				return
+			}
+			amu.Lock()
+			accepted = append(accepted, res.ID)
+			amu.Unlock()
+		}
+	}()
+	// Churn: workers attach sessions on their own connections and close them.
+	const workers = 8
+	var churned atomic.Int64
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := w; n < sessions && time.Now().Before(stop); n += workers {
+				c, err := intercom.Connect(ctx, intercom.Options{Home: h.Home, Timeout: 30 * time.Second, BrokerCommand: filepath.Join(binDir, "intercom-broker")})
+				if err != nil {
+					t.Errorf("churn connect: %v", err)
+					return
+				}
+				s, err := c.Attach(ctx, intercom.AttachOptions{Name: "churn-" + strconv.Itoa(n), Ephemeral: n%2 == 0})
+				if err == nil && n%3 == 0 {
+					_ = s.Detach(ctx) // the rest just drop their connection
+				}
+				c.Close()
+				churned.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	amu.Lock()
+	want := append([]string(nil), accepted...)
+	amu.Unlock()
+	Eventually(t, 60*time.Second, func() bool {
+		for _, id := range want {
+			if _, ok := delivered.Load(id); !ok {
+				return false
+			}
+		}
+		return true
+	}, "all %d accepted messages delivered", len(want))
+	if d := dupes.Load(); d != 0 {
+		t.Fatalf("%d messages delivered twice", d)
+	}
+	if churned.Load() < int64(sessions)/2 {
+		t.Fatalf("only %d sessions churned, want at least %d", churned.Load(), sessions/2)
+	}
+	// Back to baseline: connections gone, goroutines and traces released.
+	var last wire.Stats
+	Eventually(t, 30*time.Second, func() bool {
+		last = stats()
+		return last.Clients == base.Clients && last.Connected == base.Connected &&
+			last.Goroutines <= base.Goroutines+20 && last.Traces <= base.Traces+5 && last.Waiters == base.Waiters
+	}, "broker state back to baseline (base %+v)", base)
+	// Live heap back near its baseline (stats forces a GC and returns free
+	// memory to the OS); RSS within a stated margin: 2x + 64 MiB, as the
+	// race detector's shadow memory is not given back.
+	if last.HeapAlloc > base.HeapAlloc*2+16<<20 {
+		t.Fatalf("broker live heap %d MiB after the soak, baseline %d MiB", last.HeapAlloc>>20, base.HeapAlloc>>20)
+	}
+	rss := brokerRSS(t, pid)
+	if rss > baseRSS*2+64<<20 {
+		t.Fatalf("broker RSS %d MiB after the soak, baseline %d MiB", rss>>20, baseRSS>>20)
+	}
+	// Idle again: no CPU burnt once the load stops.
+	before := brokerCPU(t, pid)
+	idleStart := time.Now()
+	time.Sleep(2 * time.Second) // the measurement window, not synchronisation
+	idle := brokerCPU(t, pid) - before
+	if idle > 300*time.Millisecond {
+		t.Fatalf("broker used %s of CPU in %s of idleness", idle, time.Since(idleStart))
+	}
+	t.Logf("soak: %d sessions churned in %s, %d messages accepted and delivered once; goroutines %d → %d, heap %d → %d KiB, RSS %d → %d MiB, CPU during soak %s, idle CPU %s/2s",
+		churned.Load(), dur, len(want), base.Goroutines, last.Goroutines, base.HeapAlloc>>10, last.HeapAlloc>>10, baseRSS>>20, rss>>20, before-baseCPU, idle)
+	cancel()
+	<-recvDone
+}
+
+func brokerRSS(t *testing.T, pid int) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("broker status: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// brokerCPU is the broker's user+system CPU time so far.
+func brokerCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("broker stat: %v", err)
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
+}
