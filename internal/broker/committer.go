@@ -63,6 +63,15 @@ func (c *committer) loop() {
 }
 
 func (c *committer) run(batch []op) {
+	// Disk (nearly) full: refuse before Badger writes into its mmap'd WAL,
+	// where running out of space is a fatal SIGBUS rather than an error.
+	if err := c.st.CheckSpace(); err != nil {
+		c.log.Warn("refusing writes", "err", err)
+		for _, o := range batch {
+			o.after(classify(err))
+		}
+		return
+	}
 	errs := make([]error, len(batch))
 	err := c.st.Update(func(txn *store.Txn) error {
 		for i, o := range batch {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -25,6 +26,7 @@ type Txn = badger.Txn
 // Store wraps a Badger database.
 type Store struct {
 	db     *badger.DB
+	dir    string
 	log    *slog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -49,7 +51,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, log: log, cancel: cancel}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel}
 	s.wg.Add(1)
 	go s.gcLoop(ctx)
 	return s, nil
@@ -72,6 +74,28 @@ func (s *Store) gcLoop(ctx context.Context) {
 
 // Update runs fn in a read-write transaction and commits it durably.
 func (s *Store) Update(fn func(*Txn) error) error { return s.db.Update(fn) }
+
+// MinFreeBytes is the free space CheckSpace demands before a write. Badger
+// writes its memtable WAL (and large values) through mmap'd, sparsely
+// truncated files: on a full filesystem the page fault of such a write is
+// not an ENOSPC error but a SIGBUS that kills the process. Refusing writes
+// while less than this headroom is free keeps the broker alive and lets it
+// answer no_space instead; once space returns, writes work again.
+const MinFreeBytes = 8 << 20
+
+// CheckSpace returns an error wrapping syscall.ENOSPC when the filesystem of
+// the store has less than MinFreeBytes available. It is a preflight, not a
+// reservation: another process can still take the space after it.
+func (s *Store) CheckSpace() error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(s.dir, &st); err != nil {
+		return nil // cannot tell: let the write itself decide
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < MinFreeBytes {
+		return fmt.Errorf("store %s: %d bytes free, below the %d kept in reserve: %w", s.dir, free, MinFreeBytes, syscall.ENOSPC)
+	}
+	return nil
+}
 
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error { return s.db.View(fn) }

@@ -247,6 +247,12 @@ func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply
 	if req.ClientMsgID == "" {
 		req.ClientMsgID = randomID()
 	}
+	// Without a deadline of the caller's, retries stop after a few request
+	// timeouts: a broker that keeps dying must not hang the sender.
+	giveUp := time.Now().Add(4 * c.timeout)
+	if d, ok := ctx.Deadline(); ok {
+		giveUp = d
+	}
 	for {
 		res, err := call[wire.SendReply](ctx, c, wire.SubjSend, req)
 		if err == nil {
@@ -255,7 +261,7 @@ func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply
 		if !errors.Is(err, ErrNoBroker) && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrConnectionClosed) {
 			return wire.SendReply{}, err
 		}
-		if ctx.Err() != nil || c.isClosed() {
+		if ctx.Err() != nil || c.isClosed() || time.Now().After(giveUp) {
 			return wire.SendReply{}, err
 		}
 		select {

@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/paths"
+)
+
+// newDiskFullH is newMsgH with its home on a private 48 MiB tmpfs, so the
+// test can fill the broker's disk without touching the machine's. It skips
+// when not root or when the mount fails. The filler file lives at the
+// returned path, on the same tmpfs, outside the home.
+func newDiskFullH(t *testing.T) (*H, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("disk-full test mounts a tmpfs: needs root")
+	}
+	root, err := os.MkdirTemp("", "ic-e2e-diskfull-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt := filepath.Join(root, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=48m,mode=0755"); err != nil {
+		os.RemoveAll(root)
+		t.Skipf("cannot mount a tmpfs at %s: %v", mnt, err)
+	}
+	home := filepath.Join(mnt, "home")
+	l, err := paths.Resolve(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &H{t: t, Home: home, Layout: l, Cwd: root}
+	t.Cleanup(func() {
+		h.mu.Lock()
+		procs := h.procs
+		h.mu.Unlock()
+		for _, p := range procs {
+			p.Kill()
+		}
+		h.KillBroker()
+		if t.Failed() {
+			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
+				t.Logf("broker.log:\n%s", tail(string(data), 60))
+			}
+		}
+		// A killed broker's pid turns zombie before all its threads have
+		// exited and dropped their mappings: EBUSY may last a moment.
+		var uerr error
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if uerr = syscall.Unmount(mnt, 0); uerr != syscall.EBUSY || time.Now().After(deadline) {
+				break
+			}
+		}
+		if uerr != nil {
+			t.Errorf("unmount %s: %v (detaching it); holders: %v", mnt, uerr, diskFullHolders(mnt))
+			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+		os.RemoveAll(root)
+		os.RemoveAll(l.SocketDir())
+	})
+	h.WriteConfig(`{"idleExitMs": 0}`)
+	h.Env = append(h.Env, "GORACE=atexit_sleep_ms=0")
+	t.Cleanup(func() {
+		// Runs before the unmount above (cleanups are LIFO).
+		if data, err := os.ReadFile(h.Layout.BrokerLog()); err == nil && strings.Contains(string(data), "DATA RACE") {
+			t.Errorf("the broker reported a data race:\n%s", data)
+		}
+	})
+	return h, filepath.Join(mnt, "filler")
+}
+
+// fillDisk writes path until the filesystem refuses with ENOSPC, first in
+// 1 MiB chunks, then in 4 KiB chunks so that no whole page is left free.
+// It fails the test if the disk never fills.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, chunk := range []int{1 << 20, 4 << 10} {
+		buf := make([]byte, chunk)
+		for i := 0; ; i++ {
+			if i > (64<<20)/chunk { // more than the whole tmpfs: never full
+				t.Fatalf("filler %s: wrote more than 64 MiB without ENOSPC", path)
+			}
+			if _, err := f.Write(buf); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("filler %s: %v, want ENOSPC", path, err)
+				}
+				break
+			}
+		}
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
+		t.Fatal(err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free >= 4<<10 {
+		t.Fatalf("after filling, %d bytes are still free", free)
+	}
+}
+
+// TestFaultDiskFull: when the store's disk fills, sends are refused quickly
+// with exit 1 and a "no space" error (no hang, no crash), reads keep
+// working, and once space returns sends succeed again. A detached recipient
+// that resumes gets every accepted message (before the disk filled and after
+// it recovered) exactly once and none of the refused ones.
+func TestFaultDiskFull(t *testing.T) {
+	h, filler := newDiskFullH(t)
+
+	p, ev := h.Attach("--name", "r")
+	id := msgStr(ev["id"])
+	msgDetach(t, h, p, id)
+	pid := h.BrokerPid()
+	if pid == 0 || !alive(pid) {
+		t.Fatalf("no live broker after attach (pid %d)", pid)
+	}
+
+	accepted := map[string]string{} // message id → text
+	send := func(text string, offline bool) {
+		t.Helper()
+		var res map[string]any
+		h.JSON(&res, "send", "r", text)
+		mid := msgStr(res["id"])
+		if mid == "" || (res["offline"] == true) != offline {
+			t.Fatalf("send %q: result %v, want an id and offline %v", text, res, offline)
+		}
+		if _, dup := accepted[mid]; dup {
+			t.Fatalf("send %q: id %s reused", text, mid)
+		}
+		accepted[mid] = text
+	}
+	for i := 0; i < 3; i++ {
+		send(fmt.Sprintf("before-%d", i), true)
+	}
+
+	fillDisk(t, filler)
+
+	refused := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		text := fmt.Sprintf("refused-%d", i)
+		r := h.Run("send", "r", text)
+		if r.Code != 1 {
+			t.Fatalf("send %q on a full disk: exit %d, want 1\nstdout: %s\nstderr: %s", text, r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(strings.ToLower(r.Stderr), "no space") {
+			t.Fatalf("send %q on a full disk: stderr %q does not say \"no space\"", text, r.Stderr)
+		}
+		refused[text] = true
+	}
+	if !alive(pid) {
+		t.Fatalf("broker %d died on a full disk", pid)
+	}
+
+	// Reads still work while the disk is full.
+	if row := Row(h.Sessions("--all"), "r"); row == nil || row["id"] != id || row["state"] != "disconnected" {
+		t.Fatalf("list --all --json on a full disk: row of r is %v", row)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		send(fmt.Sprintf("after-%d", i), true)
+	}
+	if got := h.BrokerPid(); got != pid || !alive(pid) {
+		t.Fatalf("broker changed or died across the disk-full episode: pid %d, was %d", got, pid)
+	}
+
+	p2, ev2 := h.Attach("--resume", id, "--json")
+	if msgStr(ev2["id"]) != id {
+		t.Fatalf("resume got session %v, want %s", ev2["id"], id)
+	}
+	send("marker", false)
+	seen := map[string]bool{}
+	for {
+		m := msgNext(t, p2)
+		mid, text := msgStr(m["id"]), msgStr(m["text"])
+		if refused[text] {
+			t.Fatalf("refused message %q was delivered: %v", text, m)
+		}
+		want, ok := accepted[mid]
+		if !ok {
+			t.Fatalf("delivered message %v was never accepted", m)
+		}
+		if text != want {
+			t.Fatalf("message %s has text %q, want %q", mid, text, want)
+		}
+		if seen[mid] {
+			t.Fatalf("message %s (%q) delivered twice", mid, text)
+		}
+		seen[mid] = true
+		if text == "marker" {
+			break
+		}
+		if len(seen) > len(accepted) {
+			t.Fatalf("more messages than accepted: %v", seen)
+		}
+	}
+	for mid, text := range accepted {
+		if !seen[mid] {
+			t.Fatalf("accepted message %s (%q) was not delivered before the marker", mid, text)
+		}
+	}
+}
+
+// diskFullHolders lists processes with a file, mapping or cwd under dir.
+func diskFullHolders(dir string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		hit := ""
+		if maps, err := os.ReadFile(p + "/maps"); err == nil && strings.Contains(string(maps), dir) {
+			hit = "maps"
+		}
+		if cwd, err := os.Readlink(p + "/cwd"); err == nil && strings.HasPrefix(cwd, dir) {
+			hit += " cwd"
+		}
+		fds, _ := filepath.Glob(p + "/fd/*")
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, dir) {
+				hit += " fd:" + l
+			}
+		}
+		if hit != "" {
+			cmd, _ := os.ReadFile(p + "/cmdline")
+			out = append(out, fmt.Sprintf("%s %q:%s", p, strings.ReplaceAll(string(cmd), "\x00", " "), hit))
+		}
+	}
+	return out
+}
