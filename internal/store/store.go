@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,9 @@ type Store struct {
 func Open(dir string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("open store %s: exists and is not a directory (refusing to touch it)", dir)
 	}
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
