@@ -55,6 +55,7 @@ type Broker struct {
 	sessions   map[string]*session
 	byCID      map[uint64]map[string]bool // holder connection -> its session ids
 	clients    map[uint64]bool            // client connections other than our own
+	gone       map[uint64]time.Time       // recently closed connections (register races)
 	asks       map[string]*ask
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
 	dedupe     map[string]string              // client message ids accepted, not yet committed
@@ -107,7 +108,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b := &Broker{
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
-		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{},
+		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
 		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
@@ -337,6 +338,14 @@ func (b *Broker) onDisconnect(m *nats.Msg) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.clients, ev.Client.ID)
+	b.gone[ev.Client.ID] = time.Now()
+	if len(b.gone) > 10000 {
+		for cid, t := range b.gone {
+			if time.Since(t) > time.Minute {
+				delete(b.gone, cid)
+			}
+		}
+	}
 	for sid := range b.byCID[ev.Client.ID] {
 		if s := b.sessions[sid]; s != nil && s.cid == ev.Client.ID {
 			b.detachLocked(s, "disconnected")

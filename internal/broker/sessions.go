@@ -128,6 +128,12 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	}
 	now := time.Now().UTC()
 	b.mu.Lock()
+	if _, closed := b.gone[req.ClientID]; closed && req.ClientID != 0 {
+		// The connection closed between the check above and now: do not
+		// mark a session connected to it forever.
+		b.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
+	}
 	s, existed := b.sessions[req.ID]
 	switch {
 	case req.ID == "":
