@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -87,35 +88,14 @@ type env struct {
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
-	exitCode := -1
-	parser, err := kong.New(&c,
+	return kongrun.Run("intercom", &c, args, stderr, []kong.Option{
 		kong.Name("intercom"),
 		kong.Description("Find and talk to the other agent sessions on this machine.\n\nExamples:\n  intercom attach --name planner           # hold a session, print messages\n  intercom list --scope all                # every connected session\n  intercom send worker \"tests pass\"         # steer a message to worker\n  intercom ask reviewer \"ship it?\"          # wait for the answer\n  intercom --session worker reply \"yes\"     # answer the pending ask"),
 		kong.UsageOnError(),
 		kong.Vars{"version": Version},
 		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
-	if err != nil {
-		fmt.Fprintf(stderr, "intercom: %v\n", err)
-		return 1
-	}
-	code, done := func() (code int, done bool) {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(exitSignal); ok {
-					code, done = exitCode, true
-					return
-				}
-				panic(r)
-			}
-		}()
-		kctx, err := parser.Parse(args)
-		if err != nil {
-			fmt.Fprintf(stderr, "intercom: %v\n", err)
-			return 2, true
-		}
+	}, func(kctx *kong.Context) int {
 		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin, g: &c.Globals}
 		level := slog.LevelWarn
 		if c.Verbose {
@@ -123,17 +103,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		if err := e.loadConfig(); err != nil {
-			return report(stderr, err), true
+			return report(stderr, err)
 		}
-		return report(stderr, kctx.Run(e)), true
-	}()
-	if done {
-		return code
-	}
-	return 0
+		return report(stderr, kctx.Run(e))
+	})
 }
-
-type exitSignal struct{}
 
 func (e *env) loadConfig() error {
 	l, err := paths.Resolve(e.g.Home, e.g.Socket)

@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
@@ -72,35 +73,16 @@ type env struct {
 // Main runs agent-runs and returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c CLI
-	code := -1
-	parser, err := kong.New(&c, kong.Name("agent-runs"),
+	return kongrun.Run("agent-runs", &c, args, stderr, []kong.Option{kong.Name("agent-runs"),
 		kong.Description("Supervise child agent runs: launch, answer their durable questions, nudge, stop.\n\nExamples:\n  agent-runs start --agent worker --supervisor planner -- ./child.sh\n  agent-runs questions\n  agent-runs answer 78f659a3 --question-id q1a2b3c4d \"Use the stable API.\"\n  agent-runs stop 78f659a3"),
 		kong.Vars{"version": Version}, kong.Writers(stdout, stderr), kong.UsageOnError(),
-		kong.Exit(func(c int) { code = c; panic(exitSignal{}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
-	if err != nil {
-		fmt.Fprintf(stderr, "agent-runs: %v\n", err)
-		return 1
-	}
-	res, done := func() (r int, done bool) {
-		defer func() {
-			if x := recover(); x != nil {
-				if _, ok := x.(exitSignal); ok {
-					r, done = code, true
-					return
-				}
-				panic(x)
-			}
-		}()
-		kctx, err := parser.Parse(args)
-		if err != nil {
-			fmt.Fprintf(stderr, "agent-runs: %v\n", err)
-			return 2, true
-		}
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	}, func(kctx *kong.Context) int {
 		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, g: &c.Globals,
 			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		var err error
 		if e.layout, err = paths.Resolve(c.Home, ""); err != nil {
-			return report(stderr, err), true
+			return report(stderr, err)
 		}
 		e.store = runs.Store{Dir: e.layout.RunsDir()}
 		cfg, warnings, err := config.Load(e.layout.ConfigFile())
@@ -108,18 +90,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w)
 		}
 		if err != nil {
-			return report(stderr, usageError{err}), true
+			return report(stderr, usageError{err})
 		}
 		e.cfg = cfg
-		return report(stderr, kctx.Run(e)), true
-	}()
-	if done {
-		return res
-	}
-	return 0
+		return report(stderr, kctx.Run(e))
+	})
 }
-
-type exitSignal struct{}
 
 func report(stderr io.Writer, err error) int {
 	if err == nil {
