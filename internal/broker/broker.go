@@ -316,6 +316,11 @@ func (b *Broker) subscribe() error {
 		}
 		_ = sub.SetPendingLimits(-1, -1)
 	}
+	// Both connections' subscriptions must be live in the server before the
+	// gateway accepts a client, or its first request finds no responder.
+	if err := b.nc.Flush(); err != nil {
+		return fmt.Errorf("subscribe api: %w", err)
+	}
 	return b.sys.Flush()
 }
 
