@@ -11,6 +11,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -509,4 +510,74 @@ func (l lazyMissing) String() string {
 		return fmt.Sprintf("%d, first: %s", len(m), strings.Join(m[:20], ", "))
 	}
 	return fmt.Sprintf("%d: %s", len(m), strings.Join(m, ", "))
+}
+
+// TestFaultNextHolderGetsNoPushOfPrevious: pushes are addressed to one
+// holder (its token), not to whoever listens on the session. A holder that
+// subscribes before registering (every holder does, so no push is missed)
+// while the broker still pushes to the previous holder used to receive those
+// pushes ahead of the backlog its registration flushes: a newer message
+// first, an older one after (the order violation of the long crash run).
+func TestFaultNextHolderGetsNoPushOfPrevious(t *testing.T) {
+	h := newMsgH(t)
+	ctx, cancel := context.WithTimeout(context.Background(), msgWait)
+	defer cancel()
+	c, err := faultConnect(ctx, h, "holder-one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	held, err := c.Attach(ctx, intercom.AttachOptions{Name: "held", Cwd: h.Cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := c.Attach(ctx, intercom.AttachOptions{Name: "src", Cwd: h.Cwd, NoDeliver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next holder, subscribed with its own token, not yet registered.
+	next := hostileConn(t, h, "next-holder", nil)
+	sub, err := next.SubscribeSync(wire.Deliver(held.ID(), "nextholdertoken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := c.Send(ctx, wire.SendRequest{From: src.ID(), To: held.ID(), Text: fmt.Sprintf("m%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-held.Messages():
+			if m.Text != fmt.Sprintf("m%d", i) {
+				t.Fatalf("holder got %q, want m%d", m.Text, i)
+			}
+			if err := held.Ack(ctx, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("holder did not get m%d", i)
+		}
+	}
+	// Every push is one server-side fan-out: had the next holder matched, the
+	// message was queued to it before the holder above got it; a flush
+	// round trip brings anything queued.
+	if err := next.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := sub.Pending(); n != 0 {
+		m, _ := sub.NextMsg(time.Second)
+		t.Fatalf("the next holder received %d pushes meant for the current one (first: %s)", n, m.Data)
+	}
+	// A holder registration without a token is refused.
+	cid, _ := next.GetClientID()
+	req, _ := json.Marshal(wire.RegisterRequest{Name: "tokenless", Cwd: h.Cwd, Project: h.Cwd, ClientID: cid, Holder: true})
+	rep, err := next.Request(wire.SubjRegister, req, msgWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep.Data), "holder_token") {
+		t.Fatalf("tokenless holder registration answered %s, want an error naming holder_token", rep.Data)
+	}
 }

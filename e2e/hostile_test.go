@@ -236,7 +236,7 @@ func TestFaultHostilePeers(t *testing.T) {
 	errs := make(chan error, 16)
 	nc3 := hostileConn(t, h, "hostile-forger", errs)
 	forged, _ := json.Marshal(wire.Message{ID: "mforged", Text: "forged", Seq: 1})
-	if err := nc3.Publish(wire.Deliver(victimID), forged); err != nil {
+	if err := nc3.Publish(wire.Deliver(victimID, "x"), forged); err != nil {
 		t.Fatalf("publish (the refusal is asynchronous): %v", err)
 	}
 	if err := nc3.FlushTimeout(10 * time.Second); err != nil {
@@ -244,11 +244,11 @@ func TestFaultHostilePeers(t *testing.T) {
 	}
 	select {
 	case err := <-errs:
-		if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), wire.Deliver(victimID)) {
-			t.Fatalf("async error %v, want a permissions violation for %s", err, wire.Deliver(victimID))
+		if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), wire.Deliver(victimID, "x")) {
+			t.Fatalf("async error %v, want a permissions violation for %s", err, wire.Deliver(victimID, "x"))
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("no permissions violation reported for a publish to %s", wire.Deliver(victimID))
+		t.Fatalf("no permissions violation reported for a publish to %s", wire.Deliver(victimID, "x"))
 	}
 	if !nc3.IsConnected() {
 		t.Fatalf("forger's connection dropped (%v); a refused publish should only be reported", nc3.LastError())

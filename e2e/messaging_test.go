@@ -1154,3 +1154,83 @@ func TestMsgConcurrentSenders(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestMsgClientIDRetryInFlight: two sends with one client id racing each
+// other (a retry issued while the first is still being committed) give one
+// stored message and one id; the "duplicate" answer comes only once the
+// first is on disk, so a kill -9 right after both answers loses nothing.
+func TestMsgClientIDRetryInFlight(t *testing.T) {
+	t.Parallel()
+	h := newMsgH(t)
+	c := msgClient(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*msgWait)
+	defer cancel()
+	rcv, err := c.Attach(ctx, intercom.AttachOptions{Name: "rcv", Cwd: h.Cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rid := rcv.ID()
+	if err := rcv.Detach(ctx); err != nil { // an offline mailbox keeps everything stored
+		t.Fatal(err)
+	}
+	snd, err := c.Attach(ctx, intercom.AttachOptions{Name: "snd", Cwd: h.Cwd, NoDeliver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pairs = 10
+	answered := map[string]bool{}
+	for round := range 3 {
+		var wg sync.WaitGroup
+		var res [pairs][2]wire.SendReply
+		var errs [pairs][2]error
+		for i := range pairs {
+			for j := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res[i][j], errs[i][j] = c.Send(ctx, wire.SendRequest{From: snd.ID(), To: rid,
+						Text: fmt.Sprintf("r%d-%d", round, i), ClientMsgID: fmt.Sprintf("r%d-%d", round, i)})
+				}()
+			}
+		}
+		wg.Wait()
+		for i := range pairs {
+			a, b := res[i][0], res[i][1]
+			if errs[i][0] != nil || errs[i][1] != nil {
+				t.Fatalf("round %d pair %d: %v / %v", round, i, errs[i][0], errs[i][1])
+			}
+			if a.ID != b.ID || a.Duplicate == b.Duplicate {
+				t.Fatalf("round %d pair %d: answers %+v and %+v, want one id, one of them a duplicate", round, i, a, b)
+			}
+			answered[a.ID] = true
+		}
+		h.KillBroker() // at once: every answered send must already be on disk
+		var stored []wire.Message
+		for deadline := time.Now().Add(msgWait); ; time.Sleep(50 * time.Millisecond) {
+			cctx, ccancel := context.WithTimeout(ctx, 2*time.Second) // a request the killed broker took is never answered
+			stored, err = c.Inbox(cctx, rid, 0)
+			ccancel()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("inbox after broker restart (round %d): %v", round, err)
+			}
+		}
+		got := map[string]bool{}
+		for _, m := range stored {
+			if got[m.ID] {
+				t.Fatalf("message %s stored twice", m.ID)
+			}
+			got[m.ID] = true
+		}
+		for id := range answered {
+			if !got[id] {
+				t.Fatalf("round %d: answered message %s lost in the crash (%d stored, %d answered)", round, id, len(got), len(answered))
+			}
+		}
+		if len(got) != len(answered) {
+			t.Fatalf("round %d: %d stored, %d answered", round, len(got), len(answered))
+		}
+	}
+}

@@ -137,11 +137,16 @@ func TestFaultLoadAndLeaks(t *testing.T) {
 	}
 	// Back to baseline: connections gone, goroutines and traces released.
 	var last wire.Stats
-	Eventually(t, 30*time.Second, func() bool {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		last = stats()
-		return last.Clients == base.Clients && last.Connected == base.Connected &&
-			last.Goroutines <= base.Goroutines+20 && last.Traces <= base.Traces+5 && last.Waiters == base.Waiters
-	}, "broker state back to baseline (base %+v)", base)
+		if last.Clients == base.Clients && last.Connected == base.Connected &&
+			last.Goroutines <= base.Goroutines+20 && last.Traces <= base.Traces+5 && last.Waiters == base.Waiters {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("broker state not back to baseline after 30s:\nbase %+v\nnow  %+v", base, last)
+		}
+	}
 	// Live heap back near its baseline (stats forces a GC and returns free
 	// memory to the OS): that is the leak check. RSS only within a stated
 	// margin, 5x + 64 MiB: the race detector's shadow memory of a race-built

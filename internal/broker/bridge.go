@@ -131,17 +131,14 @@ func (b *Broker) prepareRemoteSendLocked(req wire.SendRequest, from *session, na
 	p := &preparedSend{req: req}
 	if req.ClientMsgID != "" {
 		p.dkey = dedupeKey(from.ID, req.ClientMsgID)
-		if p.duplicate = b.dedupeLookupLocked(p.dkey); p.duplicate != "" {
-			p.toRow = wire.Session{ID: req.To, Name: req.To, Target: req.To, Host: host}
-			return p, nil
-		}
+		p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
 	}
 	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode, Attachments: req.Attachments, SentAt: time.Now().UTC()}
 	if err := b.prepareRemoteLocked(p, from, name, host); err != nil {
 		return nil, err
 	}
-	if p.dkey != "" {
+	if p.dkey != "" && !p.retry {
 		b.dedupe[p.dkey] = p.msg.ID
 	}
 	return p, nil
@@ -208,7 +205,7 @@ func (b *Broker) checkAskerLocked(from string) error {
 // sender once the remote broker stored it, or reports it queued.
 func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	b.mu.Lock()
-	if p.dkey != "" {
+	if p.dkey != "" && !p.retry {
 		delete(b.dedupe, p.dkey)
 	}
 	if err != nil || p.duplicate != "" {
@@ -422,11 +419,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	}
 	p := &preparedSend{req: sreq, toRow: b.viewLocked(to, ""), ask: in.ExpectsReply}
 	p.dkey = dedupeKey(sreq.From, in.ID)
-	if dup := b.dedupeLookupLocked(p.dkey); dup != "" {
-		b.mu.Unlock()
-		respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: dup, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
-		return
-	}
+	p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
 	p.msg = in
 	p.msg.Seq, p.msg.To = seq, to.ID
 	p.msg.From = wire.Peer{ID: sreq.From, Name: in.From.Name + "@" + req.Host, Cwd: in.From.Cwd}
@@ -434,7 +427,9 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 		p.msg.Topic += "@" + req.Host // a wake-up from a topic of that host
 	}
 	p.key = inboxKey(to.ID, seq)
-	b.dedupe[p.dkey] = in.ID
+	if !p.retry {
+		b.dedupe[p.dkey] = in.ID
+	}
 	b.mu.Unlock()
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },

@@ -199,7 +199,7 @@ func (b *Broker) startNATS() error {
 			Allow: []string{wire.SubjectPrefix + "*", wire.SubjectPrefix + "bridge.*", "_INBOX.>"},
 		},
 		Subscribe: &server.SubjectPermission{
-			Allow: []string{"_INBOX.>", wire.Deliver("*"), wire.SubjectPrefix + "bridge.out.*", wire.SubjectPrefix + "bridge.rpc.*"},
+			Allow: []string{"_INBOX.>", wire.Deliver("*", "*"), wire.SubjectPrefix + "bridge.out.*", wire.SubjectPrefix + "bridge.rpc.*"},
 		},
 	}
 	sopts := &server.Options{
@@ -306,16 +306,23 @@ func (b *Broker) subscribe() error {
 		}
 		_ = sub.SetPendingLimits(-1, -1)
 	}
-	for subj, fn := range map[string]func(*nats.Msg){
-		fmt.Sprintf("$SYS.ACCOUNT.%s.CONNECT", accountName):    b.onConnect,
-		fmt.Sprintf("$SYS.ACCOUNT.%s.DISCONNECT", accountName): b.onDisconnect,
-	} {
-		sub, err := b.sys.Subscribe(subj, fn)
-		if err != nil {
-			return fmt.Errorf("subscribe events: %w", err)
+	// One subscription for both connection events: a client's CONNECT and
+	// DISCONNECT are then handled in the order the server emitted them (two
+	// subscriptions run their handlers concurrently, and a disconnect handled
+	// first would leave the client counted forever).
+	connect, disconnect := fmt.Sprintf("$SYS.ACCOUNT.%s.CONNECT", accountName), fmt.Sprintf("$SYS.ACCOUNT.%s.DISCONNECT", accountName)
+	sub, err := b.sys.Subscribe(fmt.Sprintf("$SYS.ACCOUNT.%s.*", accountName), func(m *nats.Msg) {
+		switch m.Subject {
+		case connect:
+			b.onConnect(m)
+		case disconnect:
+			b.onDisconnect(m)
 		}
-		_ = sub.SetPendingLimits(-1, -1)
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe events: %w", err)
 	}
+	_ = sub.SetPendingLimits(-1, -1)
 	// Both connections' subscriptions must be live in the server before the
 	// gateway accepts a client, or its first request finds no responder.
 	if err := b.nc.Flush(); err != nil {
@@ -329,8 +336,16 @@ func (b *Broker) onConnect(m *nats.Msg) {
 	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
 		return
 	}
+	// A connection that closed before its authorisation finished has its
+	// disconnect event reported on another account: ask the server.
+	if !b.connOpen(ev.Client.ID) {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, closed := b.gone[ev.Client.ID]; closed {
+		return
+	}
 	b.clients[ev.Client.ID] = true
 	b.armIdleLocked()
 }

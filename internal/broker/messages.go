@@ -107,13 +107,6 @@ func messageID(scope, clientMsgID string) string {
 	return "m" + hex.EncodeToString(sum[:10])
 }
 
-// dedupeLookupLocked returns the id of a message with the same client
-// message id that is accepted but not yet committed, or "". Committed ones
-// are found inside the commit (applySend), so no read waits on the disk here.
-func (b *Broker) dedupeLookupLocked(dkey string) string {
-	return b.dedupe[dkey]
-}
-
 // preparedSend is a validated message ready to be stored.
 type preparedSend struct {
 	req        wire.SendRequest
@@ -127,6 +120,7 @@ type preparedSend struct {
 	rkey       replaceKey
 	duplicate  string // id of an earlier message with the same client id
 	dkey       string // dedupe key of the client id, "" without one
+	retry      bool   // an earlier send with the same client id is being committed
 	remote     string // bridged host the message goes to, "" when local
 }
 
@@ -154,9 +148,10 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	p := &preparedSend{req: req, toRow: b.viewLocked(to, req.From)}
 	if req.ClientMsgID != "" {
 		p.dkey = dedupeKey(dedupeScope(from, to), req.ClientMsgID)
-		if p.duplicate = b.dedupeLookupLocked(p.dkey); p.duplicate != "" {
-			return p, nil
-		}
+		// A retry of a message still being committed goes through the
+		// committer behind it: answered "duplicate" only once the first is
+		// on disk, stored itself if the first failed.
+		p.retry = b.dedupe[p.dkey] != ""
 	}
 	if req.ExpectsReply && req.WaitSubject != "" {
 		for _, a := range b.asks {
@@ -180,7 +175,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		Attachments: req.Attachments, SentAt: time.Now().UTC(),
 	}
 	p.key = inboxKey(to.ID, seq)
-	if req.QueueMode == "replace" {
+	if req.QueueMode == "replace" && !p.retry {
 		p.rkey = replaceKey{from.ID, to.ID, req.Thread}
 		if prev, ok := b.replace[p.rkey]; ok {
 			prevID, prevKey, _ := strings.Cut(prev, " ")
@@ -203,7 +198,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		b.replace[p.rkey] = p.msg.ID + " " + p.key
 		to.held[p.msg.ID] = time.Now().Add(replaceWindow)
 	}
-	if req.ClientMsgID != "" {
+	if req.ClientMsgID != "" && !p.retry {
 		b.dedupe[p.dkey] = p.msg.ID
 	}
 	return p, nil
@@ -358,12 +353,12 @@ func deleteInboxKey(txn *store.Txn, key string) error {
 
 func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 	b.mu.Lock()
-	if p.req.ClientMsgID != "" {
+	if p.req.ClientMsgID != "" && !p.retry {
 		delete(b.dedupe, p.dkey)
 	}
 	to := b.sessions[p.msg.To]
 	if err != nil || p.duplicate != "" {
-		if to != nil {
+		if to != nil && !p.retry { // a retry's id is its first send's: leave that one's state
 			delete(to.held, p.msg.ID)
 			delete(to.dropped, p.replacedID)
 			delete(to.inflight, p.msg.ID)
@@ -460,7 +455,7 @@ func (b *Broker) pushOneLocked(s *session, m *wire.Message, now time.Time) {
 	s.inflight[m.ID] = true
 	t := b.traceLocked(m.ID)
 	t.pushed = append(t.pushed, now.UTC())
-	b.publish(wire.Deliver(s.ID), m)
+	b.publish(wire.Deliver(s.ID, s.token), m)
 }
 
 // flush pushes every eligible stored message of sid to its holder, oldest

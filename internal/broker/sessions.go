@@ -17,7 +17,8 @@ type session struct {
 	wire.Session
 	acceptsSet *bool                // explicit accepts_asks from the holder
 	cid        uint64               // holding NATS connection, 0 when none
-	holder     bool                 // wants pushes on wire.Deliver(id)
+	holder     bool                 // wants pushes on wire.Deliver(id, token)
+	token      string               // the holder's delivery token
 	inflight   map[string]bool      // pushed to the holder, not yet acked
 	held       map[string]time.Time // replace-mode messages held until then
 	dropped    map[string]bool      // replaced, deletion in flight
@@ -123,6 +124,9 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 			return nil, badRequest(err)
 		}
 	}
+	if req.Holder && !validToken(req.HolderToken) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "register: a holder needs a holder_token of 1-64 letters and digits")
+	}
 	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
 		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
 	}
@@ -172,7 +176,7 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	if s.cid != 0 && s.cid != req.ClientID {
 		b.unmapCIDLocked(s.cid, s.ID)
 	}
-	s.cid, s.holder = req.ClientID, req.Holder
+	s.cid, s.holder, s.token = req.ClientID, req.Holder, req.HolderToken
 	s.inflight, s.claimed = map[string]bool{}, map[string]bool{} // a new holder gets every unacked message again
 	// A new holder gets its backlog first: mark the flush as running now, so
 	// a send arriving before the flush goroutine starts is not pushed ahead
@@ -426,4 +430,17 @@ func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
 			delete(b.byCID, cid)
 		}
 	}
+}
+
+// validToken reports whether t can be the last token of a delivery subject.
+func validToken(t string) bool {
+	if t == "" || len(t) > 64 {
+		return false
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -46,6 +46,7 @@ type Session struct {
 	status string
 	accept *bool
 	sub    *nats.Subscription
+	token  string // this holder's delivery token
 	msgs   chan wire.Message
 	seen   map[string]bool
 	order  []string
@@ -100,7 +101,8 @@ func (s *Session) subscribe(id string) error {
 	if s.opts.NoDeliver {
 		return nil
 	}
-	sub, err := s.c.nc.Subscribe(wire.Deliver(id), s.onPush)
+	s.token = randomID() // fresh per holder: no push meant for an earlier one reaches it
+	sub, err := s.c.nc.Subscribe(wire.Deliver(id, s.token), s.onPush)
 	if err != nil {
 		return fmt.Errorf("subscribe deliveries: %w", err)
 	}
@@ -123,7 +125,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 	req := wire.RegisterRequest{
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
-		Holder: !s.opts.NoDeliver,
+		Holder: !s.opts.NoDeliver, HolderToken: s.token,
 	}
 	s.mu.Unlock()
 	res, err := call[wire.RegisterReply](ctx, s.c, wire.SubjRegister, req)

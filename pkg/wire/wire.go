@@ -32,8 +32,11 @@ const (
 )
 
 // Deliver is the subject on which the broker pushes messages to the holder of
-// session id.
-func Deliver(id string) string { return deliverPrefix + id }
+// session id that registered with holder token token. Each holder picks a
+// fresh token, so pushes meant for a previous holder of the same session
+// (still in flight when it died) never reach the next one ahead of its
+// backlog.
+func Deliver(id, token string) string { return deliverPrefix + id + "." + token }
 
 // Limits.
 const (
@@ -83,7 +86,8 @@ type RegisterRequest struct {
 	AcceptsAsks *bool  `json:"accepts_asks,omitempty"`
 	ClientID    uint64 `json:"client_id"` // the NATS client id of the holding connection
 	Ephemeral   bool   `json:"ephemeral,omitempty"`
-	Holder      bool   `json:"holder,omitempty"` // push messages to Deliver(id)
+	Holder      bool   `json:"holder,omitempty"`       // push messages to Deliver(id, HolderToken)
+	HolderToken string `json:"holder_token,omitempty"` // the holder's delivery token (letters and digits)
 }
 
 // RegisterReply answers RegisterRequest.
