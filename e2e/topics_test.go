@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -711,5 +712,60 @@ func TestTopicUnsubscribeStopsWakeUps(t *testing.T) {
 	// Unsubscribing again is an error: nothing to remove.
 	if r := h.Run("-s", "b", "unsubscribe", topic); r.Code == 0 || !strings.Contains(r.Stderr, "not subscribed") {
 		t.Fatalf("second unsubscribe: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
+
+// TestTopicRetriedPublicationAppliedOnce: a decision whose reply was lost
+// (here: published without waiting for the reply, as if the broker died
+// right after storing it) and then retried with the same client id wakes
+// its subscribers once; the retry answers duplicate with the first seq. The
+// CLI's --client-id does the same.
+func TestTopicRetriedPublicationAppliedOnce(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	sub, _ := h.Attach("--name", "sub")
+	h.Attach("--name", "pub")
+	const topic = "repo/api/release"
+	h.OK("-s", "sub", "subscribe", topic)
+
+	c := msgClient(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), msgWait)
+	defer cancel()
+	rows, err := c.List(ctx, intercom.ListOptions{Scope: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pubID string
+	for _, r := range rows {
+		if r.Name == "pub" {
+			pubID = r.ID
+		}
+	}
+	req := wire.PublishRequest{From: pubID, Topic: topic, Event: wire.EventDecision, Message: "Ship on Friday.", ClientMsgID: "rel-7"}
+	data, _ := json.Marshal(req)
+	if err := c.Conn().Publish(wire.SubjPublish, data); err != nil { // the reply goes nowhere
+		t.Fatal(err)
+	}
+	expectTopicEvent(t, sub, "sub", wire.EventDecision, topic, "Ship on Friday.")
+	res, err := c.Publish(ctx, req) // the retry
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Duplicate || res.Woken != 0 || res.Seq == 0 {
+		t.Fatalf("retry answered %+v, want duplicate with the first seq, nobody woken", res)
+	}
+	// CLI: the same key twice.
+	r := publish(t, h, "pub", topic, "--event", "decision", "--client-id", "rel-8", "Ship on Monday.")
+	if r.Woken != 1 {
+		t.Fatalf("first CLI publication woke %d, want 1", r.Woken)
+	}
+	expectTopicEvent(t, sub, "sub", wire.EventDecision, topic, "Ship on Monday.")
+	if out := h.OK("-s", "pub", "publish", topic, "--event", "decision", "--client-id", "rel-8", "Ship on Monday."); !strings.Contains(out, "Already published") {
+		t.Fatalf("CLI retry printed %q, want \"Already published\"", out)
+	}
+	// Nothing else reached the subscriber: its next event is the marker.
+	expectMarker(t, h, sub, "sub")
+	if ti := topicState(t, h, topic); recordFrom(ti, "pub") == nil || recordFrom(ti, "pub").Message != "Ship on Monday." {
+		t.Fatalf("pub's record %+v, want the latest publication", recordFrom(ti, "pub"))
 	}
 }

@@ -434,6 +434,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		after: func(err error) { b.afterSend(m, p, err) },
+		size:  len(m.Data),
 	})
 }
 

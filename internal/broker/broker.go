@@ -31,6 +31,7 @@ type Options struct {
 	Layout   paths.Layout
 	IdleExit time.Duration // 0: never exit for idleness
 	Logger   *slog.Logger
+	Ready    func() // called once the socket accepts clients (Run only)
 }
 
 // ErrAlreadyRunning is returned when another broker holds the state dir.
@@ -83,6 +84,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer b.Close()
+	if opts.Ready != nil {
+		opts.Ready()
+	}
 	select {
 	case <-ctx.Done():
 		b.log.Info("shutting down", "reason", "signal")

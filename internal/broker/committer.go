@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -18,6 +19,7 @@ import (
 type op struct {
 	apply func(*store.Txn) error
 	after func(err error)
+	size  int // bytes it writes, about (the request's size)
 }
 
 // committer applies ops in arrival order, many per fsync'd transaction (group
@@ -28,9 +30,18 @@ type committer struct {
 	in   chan op
 	done chan struct{}
 	once sync.Once
+	low  atomic.Bool // the last batch was refused for lack of space
 }
 
-const maxBatch = 512
+// lowSpace reports whether the disk was too full for the last batch.
+func (c *committer) lowSpace() bool { return c.low.Load() }
+
+// A batch holds at most maxBatch ops and, unless it is a single op,
+// maxBatchBytes: the free-space check below covers a whole batch.
+const (
+	maxBatch      = 512
+	maxBatchBytes = 4 << 20
+)
 
 func newCommitter(st *store.Store, log *slog.Logger) *committer {
 	c := &committer{st: st, log: log, in: make(chan op, 4096), done: make(chan struct{})}
@@ -44,8 +55,19 @@ func (c *committer) Submit(o op) { c.in <- o }
 func (c *committer) loop() {
 	defer close(c.done)
 	batch := make([]op, 0, maxBatch)
-	for o := range c.in {
+	var carry *op // taken from the queue but too big for the batch before
+	for {
+		var o op
+		if carry != nil {
+			o, carry = *carry, nil
+		} else {
+			var ok bool
+			if o, ok = <-c.in; !ok {
+				return
+			}
+		}
 		batch = append(batch[:0], o)
+		bytes := o.size
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -53,7 +75,12 @@ func (c *committer) loop() {
 				if !ok {
 					break fill
 				}
+				if bytes+o.size > maxBatchBytes {
+					carry = &o
+					break fill
+				}
 				batch = append(batch, o)
+				bytes += o.size
 			default:
 				break fill
 			}
@@ -65,7 +92,12 @@ func (c *committer) loop() {
 func (c *committer) run(batch []op) {
 	// Disk (nearly) full: refuse before Badger writes into its mmap'd WAL,
 	// where running out of space is a fatal SIGBUS rather than an error.
-	if err := c.st.CheckSpace(); err != nil {
+	need := 0
+	for _, o := range batch {
+		need += o.size
+	}
+	if err := c.st.CheckSpace(int64(need)); err != nil {
+		c.low.Store(true)
 		c.log.Warn("refusing writes", "err", err)
 		for _, o := range batch {
 			o.after(classify(err))
@@ -82,6 +114,9 @@ func (c *committer) run(batch []op) {
 		}
 		return nil
 	})
+	if err == nil {
+		c.low.Store(false)
+	}
 	if err != nil && len(batch) > 1 {
 		// One op spoiled the batch (too big, disk trouble): retry singly so the
 		// others are not failed for it.

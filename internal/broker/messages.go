@@ -78,24 +78,70 @@ func (b *Broker) onSend(m *nats.Msg) {
 		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
 		return
 	}
-	if p.duplicate != "" {
-		respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
-		return
-	}
 	after := func(err error) { b.afterSend(m, p, err) }
 	if p.remote != "" {
 		after = func(err error) { b.afterRemoteSend(m, p, err) }
 	}
+	// Read before the committer owns p. A retry's first send was pushed
+	// already; while the disk is full nothing is pushed that may be refused.
+	early := p.remote == "" && !p.retry && !b.cmt.lowSpace()
+	msg, dkey := p.msg, p.dkey
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		after: after,
+		size:  len(m.Data),
 	})
+	if early {
+		b.pushEarly(msg, dkey)
+	}
 }
 
-// Delivery waits for the commit. Pushing a message to its holder while it is
-// still being persisted halves delivery latency, but the crash-consistency
-// checker (TestFaultCrashConsistency) found it can reorder or repeat a
-// delivery around a broker crash; correctness wins (docs/performance.md).
+// pushEarly hands a message to its holder while it is being persisted, so
+// delivery does not wait for the disk. Sends are handled one at a time in
+// arrival order, so pushes keep that order; the send op is queued first, so
+// the holder's ack is committed after it; a retried send keeps its id
+// (messageID) and an ack of a not-yet-stored id is remembered (ackedKey), so
+// a crash between push and commit shows nothing twice to a holder that
+// acked. Each holder has its own delivery subject (wire.Deliver), so a push
+// meant for a dying holder never reaches the next one ahead of its backlog.
+// Replies to a waiting ask keep the post-commit path.
+//
+// A message with a client id may be a retry of one committed (and perhaps
+// acked) before: it is pushed early only if the store knows neither its
+// client id, nor its id, nor an ack of it. The check and the push happen
+// under b.mu, and an ack's reply is sent only after taking b.mu, so an ack
+// committed after the check is confirmed to its holder after this push.
+func (b *Broker) pushEarly(msg wire.Message, dkey string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if dkey != "" && b.knownLocked(msg, dkey) {
+		return
+	}
+	if msg.ReplyTo != "" {
+		if a := b.asks[msg.ReplyTo]; a != nil && a.waiter != "" {
+			return
+		}
+	}
+	if to := b.sessions[msg.To]; to != nil {
+		b.pushLocked(to, []wire.Message{msg})
+	}
+}
+
+// knownLocked reports whether the store already has a message's client id,
+// its id or an ack of it (or cannot tell).
+func (b *Broker) knownLocked(msg wire.Message, dkey string) bool {
+	known := true
+	_ = b.st.View(func(txn *store.Txn) error {
+		for _, k := range []string{dkey, midxKey(msg.ID), ackedKey(msg.To, msg.ID)} {
+			if _, err := store.Get(txn, k); err != store.ErrNotFound {
+				return nil // found, or unreadable: known
+			}
+		}
+		known = false
+		return nil
+	})
+	return known
+}
 
 // messageID is the id of a new message: derived from the sender's client
 // message id when there is one (a retry gets the same id), else random.
@@ -109,19 +155,20 @@ func messageID(scope, clientMsgID string) string {
 
 // preparedSend is a validated message ready to be stored.
 type preparedSend struct {
-	req        wire.SendRequest
-	msg        wire.Message
-	key        string
-	toRow      wire.Session
-	ask        bool // register a reply obligation
-	peerBusy   bool
-	replaced   string // inbox key of the replace-mode message this one supersedes
-	replacedID string
-	rkey       replaceKey
-	duplicate  string // id of an earlier message with the same client id
-	dkey       string // dedupe key of the client id, "" without one
-	retry      bool   // an earlier send with the same client id is being committed
-	remote     string // bridged host the message goes to, "" when local
+	req         wire.SendRequest
+	msg         wire.Message
+	key         string
+	toRow       wire.Session
+	ask         bool // register a reply obligation
+	peerBusy    bool
+	replaced    string // inbox key of the replace-mode message this one supersedes
+	replacedID  string
+	rkey        replaceKey
+	duplicate   string // id of an earlier message with the same client id
+	dkey        string // dedupe key of the client id, "" without one
+	retry       bool   // an earlier send with the same client id is being committed
+	prevReplace string // the replace entry this one took over, restored if it fails
+	remote      string // bridged host the message goes to, "" when local
 }
 
 func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
@@ -178,6 +225,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	if req.QueueMode == "replace" && !p.retry {
 		p.rkey = replaceKey{from.ID, to.ID, req.Thread}
 		if prev, ok := b.replace[p.rkey]; ok {
+			p.prevReplace = prev
 			prevID, prevKey, _ := strings.Cut(prev, " ")
 			if !to.inflight[prevID] {
 				to.dropped[prevID] = true
@@ -362,9 +410,15 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 			delete(to.held, p.msg.ID)
 			delete(to.dropped, p.replacedID)
 			delete(to.inflight, p.msg.ID)
+			delete(b.traces, p.msg.ID)
 		}
-		if p.rkey != (replaceKey{}) {
-			delete(b.replace, p.rkey)
+		if p.rkey != (replaceKey{}) && b.replace[p.rkey] == p.msg.ID+" "+p.key {
+			// Not stored: the message it superseded is the newest again.
+			if p.prevReplace != "" && p.replaced != "" {
+				b.replace[p.rkey] = p.prevReplace
+			} else {
+				delete(b.replace, p.rkey)
+			}
 		}
 		b.mu.Unlock()
 		if err != nil {

@@ -130,6 +130,18 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
 		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
 	}
+	// Is the connection of the session's current holder still open? Asked
+	// before taking the lock (the server answers under its own locks); if the
+	// holder changes meanwhile, the newer one counts as open.
+	prevCID, prevOpen := uint64(0), false
+	b.mu.Lock()
+	if s := b.sessions[req.ID]; req.ID != "" && s != nil && s.Connected && s.cid != 0 && s.cid != req.ClientID {
+		prevCID = s.cid
+	}
+	b.mu.Unlock()
+	if prevCID != 0 {
+		prevOpen = b.connOpen(prevCID)
+	}
 	now := time.Now().UTC()
 	b.mu.Lock()
 	if _, closed := b.gone[req.ClientID]; closed && req.ClientID != 0 {
@@ -142,7 +154,7 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	switch {
 	case req.ID == "":
 		s = nil
-	case existed && s.Connected && s.cid != 0 && s.cid != req.ClientID && b.connOpenLocked(s.cid):
+	case existed && s.Connected && s.cid != 0 && s.cid != req.ClientID && (s.cid != prevCID || prevOpen):
 		if req.Resume {
 			b.mu.Unlock()
 			return nil, wire.Errorf(wire.CodeBadRequest, "session %s is held by another connection; detach it first", req.ID)
@@ -211,12 +223,6 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	}
 	b.log.Info("session registered", "id", s.ID, "name", out.Name, "resumed", existed, "holder", req.Holder)
 	return &wire.RegisterReply{Session: out}, nil
-}
-
-func (b *Broker) connOpenLocked(cid uint64) bool {
-	b.mu.Unlock()
-	defer b.mu.Lock()
-	return b.connOpen(cid)
 }
 
 // applyStateLocked derives State and AcceptsAsks from the status.

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -150,6 +151,11 @@ func validatePublish(req *wire.PublishRequest) error {
 	if req.Version < 0 {
 		return bad("invalid version")
 	}
+	if req.ClientMsgID != "" {
+		if err := presence.ValidLabel("client message id", req.ClientMsgID); err != nil || len(req.ClientMsgID) > 128 {
+			return bad("invalid client message id")
+		}
+	}
 	return nil
 }
 
@@ -209,9 +215,25 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	reply := &wire.PublishReply{Topic: req.Topic, Seq: seq}
 	var wake []wire.Message
 	remoteHosts := map[string]bool{}
+	pkey := ""
+	if req.ClientMsgID != "" {
+		pkey = "pdedupe/" + peer.ID + "/" + req.ClientMsgID
+	}
 	err = b.commitWait(func(txn *store.Txn) error {
-		wake, reply.Stale, reply.Woken = nil, false, 0
+		wake, reply.Stale, reply.Woken, reply.Duplicate = nil, false, 0, false
 		clear(remoteHosts)
+		if pkey != "" { // applied before (a retry after a lost reply)?
+			if v, err := store.Get(txn, pkey); err == nil {
+				reply.Duplicate = true
+				_, _ = fmt.Sscan(string(v), &reply.Seq)
+				return nil
+			} else if err != store.ErrNotFound {
+				return err
+			}
+			if err := txn.SetEntry(badgerEntry(pkey, fmt.Sprint(seq), 24*time.Hour)); err != nil {
+				return err
+			}
+		}
 		if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
 			var old storedRecord
 			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {

@@ -16,6 +16,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/broker"
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/spawn"
 )
 
 // Version is set by the linker.
@@ -78,7 +79,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, Logger: log}); err != nil {
+	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, Logger: log, Ready: spawn.SignalReady}); err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		log.Error("broker failed", "err", err)
 		return 1

@@ -107,6 +107,7 @@ type PublishCmd struct {
 	Resource  string   `help:"Resource whose advisory ownership this record declares." placeholder:"R"`
 	Ownership string   `enum:"held,released," default:"" help:"held or released (with --resource)."`
 	Version   int64    `name:"record-version" hidden:"" help:"Ordering version (default: now in ns); an older one never replaces a newer record."`
+	ClientID  string   `name:"client-id" help:"Idempotency key: a retried publication with the same key is applied once and wakes no one again." placeholder:"KEY"`
 }
 
 // Help shows examples.
@@ -118,7 +119,8 @@ holder that disconnects shows as unavailable, never as released.
 Examples:
   intercom -s agent-a publish browser/shared-profile/tab-4 --resource tab-4 --ownership held "Reviewing the sign-in flow; keep this tab open."
   intercom -s agent-a publish browser/shared-profile/tab-4 --event release --resource tab-4 --ownership released "Sign-in check complete; this tab is available."
-  intercom -s agent-a publish repo/api/migrations --event blocker "Migration 42 fails on empty tables; do not deploy."`
+  intercom -s agent-a publish repo/api/migrations --event blocker "Migration 42 fails on empty tables; do not deploy."
+  intercom -s agent-a publish repo/api/release --event decision --client-id rel-7 "Ship on Friday."`
 }
 
 // Run publishes.
@@ -149,7 +151,7 @@ func (p *PublishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.Publish(e.ctx, wire.PublishRequest{From: self, Topic: p.Topic, Event: p.Event, Message: text, Resource: p.Resource, Ownership: p.Ownership, Version: version})
+	res, err := c.Publish(e.ctx, wire.PublishRequest{From: self, Topic: p.Topic, Event: p.Event, Message: text, Resource: p.Resource, Ownership: p.Ownership, Version: version, ClientMsgID: p.ClientID})
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", p.Topic, err)
 	}
@@ -157,6 +159,8 @@ func (p *PublishCmd) Run(e *env) error {
 		return e.printJSON(res)
 	}
 	switch {
+	case res.Duplicate:
+		fmt.Fprintf(e.stdout, "Already published on %s (client id %s); nobody woken again.\n", p.Topic, p.ClientID)
 	case res.Stale:
 		fmt.Fprintf(e.stdout, "Not applied: a newer record from this session is already current on %s.\n", p.Topic)
 	case p.Event == wire.EventUpdate:

@@ -198,6 +198,20 @@ func (sp *Spawner) start(ctx context.Context) error {
 	cmd.Env = append(append(os.Environ(), sp.Env...), "INTERCOM_HOME="+sp.Layout.Home, "INTERCOM_SOCKET="+sp.Layout.Socket)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// The broker reports readiness on a pipe (no waiting for the next poll).
+	ready := make(chan struct{}, 1)
+	if r, w, err := os.Pipe(); err == nil {
+		cmd.ExtraFiles = []*os.File{w}
+		cmd.Env = append(cmd.Env, readyEnv+"=3")
+		defer w.Close() // ours; the broker holds its own copy
+		go func() {
+			defer r.Close()
+			var b [1]byte
+			if n, _ := r.Read(b[:]); n == 1 {
+				ready <- struct{}{}
+			}
+		}()
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start broker %s: %w", bin, err)
 	}
@@ -210,6 +224,7 @@ func (sp *Spawner) start(ctx context.Context) error {
 			return nil
 		}
 		select {
+		case <-ready:
 		case err := <-exited:
 			return fmt.Errorf("%w: spawned broker exited (%v): %s", ErrNoBroker, err, logTail(sp.Layout.BrokerLog(), start))
 		case <-ctx.Done():
@@ -233,4 +248,25 @@ func logTail(path string, from int64) string {
 		lines = lines[len(lines)-3:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// readyEnv names the descriptor a spawned broker reports readiness on.
+const readyEnv = "INTERCOM_READY_FD"
+
+// SignalReady tells the client that spawned this broker that its socket
+// accepts clients: one byte on the descriptor named by INTERCOM_READY_FD,
+// which is then closed. Without the variable it does nothing.
+func SignalReady() {
+	v := os.Getenv(readyEnv)
+	if v == "" {
+		return
+	}
+	_ = os.Unsetenv(readyEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	_, _ = f.Write([]byte{'\n'})
+	f.Close()
 }

@@ -88,15 +88,17 @@ func (s *Store) Update(fn func(*Txn) error) error { return s.db.Update(fn) }
 const MinFreeBytes = 8 << 20
 
 // CheckSpace returns an error wrapping syscall.ENOSPC when the filesystem of
-// the store has less than MinFreeBytes available. It is a preflight, not a
-// reservation: another process can still take the space after it.
-func (s *Store) CheckSpace() error {
+// the store has less than MinFreeBytes plus twice need (a value can land in
+// the write-ahead log and in the value log) available. It is a preflight,
+// not a reservation: another process can still take the space after it.
+func (s *Store) CheckSpace(need int64) error {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.dir, &st); err != nil {
 		return nil // cannot tell: let the write itself decide
 	}
-	if free := st.Bavail * uint64(st.Bsize); free < MinFreeBytes {
-		return fmt.Errorf("store %s: %d bytes free, below the %d kept in reserve: %w", s.dir, free, MinFreeBytes, syscall.ENOSPC)
+	want := uint64(MinFreeBytes + 2*max(need, 0))
+	if free := st.Bavail * uint64(st.Bsize); free < want {
+		return fmt.Errorf("store %s: %d bytes free, below the %d kept in reserve for this write: %w", s.dir, free, want, syscall.ENOSPC)
 	}
 	return nil
 }

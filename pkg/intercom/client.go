@@ -247,26 +247,37 @@ func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply
 	if req.ClientMsgID == "" {
 		req.ClientMsgID = randomID()
 	}
-	// Without a deadline of the caller's, retries stop after a few request
-	// timeouts: a broker that keeps dying must not hang the sender.
+	res, err := callRetrying[wire.SendReply](ctx, c, wire.SubjSend, req)
+	if err != nil {
+		return wire.SendReply{}, err
+	}
+	return *res, nil
+}
+
+// callRetrying is call, repeated while the broker is unreachable (being
+// restarted), for requests that carry a client message id and so are
+// applied once however often they are sent. Without a deadline of the
+// caller's, retries stop after a few request timeouts: a broker that keeps
+// dying must not hang the caller.
+func callRetrying[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, error) {
 	giveUp := time.Now().Add(4 * c.timeout)
 	if d, ok := ctx.Deadline(); ok {
 		giveUp = d
 	}
 	for {
-		res, err := call[wire.SendReply](ctx, c, wire.SubjSend, req)
+		res, err := call[Res](ctx, c, subj, req)
 		if err == nil {
-			return *res, nil
+			return res, nil
 		}
 		if !errors.Is(err, ErrNoBroker) && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrConnectionClosed) {
-			return wire.SendReply{}, err
+			return nil, err
 		}
 		if ctx.Err() != nil || c.isClosed() || time.Now().After(giveUp) {
-			return wire.SendReply{}, err
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return wire.SendReply{}, err
+			return nil, err
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

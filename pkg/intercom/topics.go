@@ -22,9 +22,15 @@ func (c *Client) Unsubscribe(ctx context.Context, sessionID, topic string) error
 	return err
 }
 
-// Publish replaces the sender's current record on a topic.
+// Publish replaces the sender's current record on a topic. It is
+// idempotent: without a ClientMsgID it gets a random one, and it is retried
+// (with that id) while the broker restarts, so a publication whose reply was
+// lost is applied once.
 func (c *Client) Publish(ctx context.Context, req wire.PublishRequest) (wire.PublishReply, error) {
-	res, err := call[wire.PublishReply](ctx, c, wire.SubjPublish, req)
+	if req.ClientMsgID == "" {
+		req.ClientMsgID = randomID()
+	}
+	res, err := callRetrying[wire.PublishReply](ctx, c, wire.SubjPublish, req)
 	if err != nil {
 		return wire.PublishReply{}, err
 	}

@@ -343,14 +343,18 @@ type PublishRequest struct {
 	// Version orders one sender's publications: a publication older than the
 	// stored record is ignored. 0 means "now".
 	Version int64 `json:"version,omitempty"`
+	// ClientMsgID is an idempotency key per sender: a retried publication
+	// with the same key is applied once (its wake-ups are not repeated).
+	ClientMsgID string `json:"client_msg_id,omitempty"`
 }
 
 // PublishReply reports the outcome.
 type PublishReply struct {
-	Topic string `json:"topic"`
-	Seq   uint64 `json:"seq"`
-	Stale bool   `json:"stale,omitempty"` // an newer record was already stored
-	Woken int    `json:"woken"`           // subscribers that got a steer message
+	Topic     string `json:"topic"`
+	Seq       uint64 `json:"seq"`
+	Stale     bool   `json:"stale,omitempty"`     // a newer record was already stored
+	Woken     int    `json:"woken"`               // subscribers that got a steer message
+	Duplicate bool   `json:"duplicate,omitempty"` // a retry of a publication already applied (Seq is its)
 }
 
 // TopicsRequest reads topic state.
