@@ -735,10 +735,10 @@ func TestFaultCrashQuestionsAndTopics(t *testing.T) {
 			}
 			i, _ := strconv.Atoi(m[1])
 			if m[3] != "0" {
+				// contact-supervisor waits for a restarting broker (up to a
+				// minute) instead of failing: a child sees no error.
 				failedAttempts++
-				if m[2] != "" || i != want {
-					t.Errorf("run %s: failed attempt line %q (expected q%d with no reply)", id, line, want)
-				}
+				t.Errorf("run %s: contact-supervisor failed across a broker kill: %q", id, line)
 				continue
 			}
 			okLines = append(okLines, line)

@@ -112,19 +112,11 @@ func (cc *ContactCmd) Run(e *env) error {
 			return err
 		}
 	}
-	c, err := e.connect()
+	c, self, childName, sup, err := e.reachSupervisor(ce)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	self, childName, err := e.childSession(c, ce)
-	if err != nil {
-		return err
-	}
-	sup, err := e.resolveTarget(c, ce.supervisor)
-	if err != nil {
-		return fmt.Errorf("supervisor %s: %w", ce.supervisor, err)
-	}
 	if cc.Reason == runs.ReasonProgress {
 		text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, cc.Message, "")
 		_, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliveryQueue, DeliverySet: true,
@@ -161,6 +153,35 @@ func (e *env) childSession(c *intercom.Client, ce childEnv) (string, string, err
 		return "", "", fmt.Errorf("register child session: %w", err)
 	}
 	return s.ID(), name, nil
+}
+
+// reachSupervisor connects, registers the child's session and finds the
+// supervisor's. A broker that is restarting (unreachable, or gone in the
+// middle) is waited for, up to a minute: nothing is saved before this.
+func (e *env) reachSupervisor(ce childEnv) (c *intercom.Client, self, childName string, sup *wire.Session, err error) {
+	giveUp := time.Now().Add(time.Minute)
+	for {
+		c, err = e.connect()
+		if err == nil {
+			if self, childName, err = e.childSession(c, ce); err == nil {
+				if sup, err = e.resolveTarget(c, ce.supervisor); err == nil {
+					return c, self, childName, sup, nil
+				}
+				if !intercom.Unavailable(err) {
+					err = fmt.Errorf("supervisor %s: %w", ce.supervisor, err)
+				}
+			}
+			c.Close()
+		}
+		if !intercom.Unavailable(err) || time.Now().After(giveUp) {
+			return nil, "", "", nil, err
+		}
+		select {
+		case <-e.ctx.Done():
+			return nil, "", "", nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (e *env) resolveTarget(c *intercom.Client, target string) (*wire.Session, error) {

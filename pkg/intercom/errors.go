@@ -2,6 +2,10 @@ package intercom
 
 import (
 	"errors"
+	"io"
+	"syscall"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/spawn"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -32,3 +36,20 @@ var (
 	// delivered but nobody waits for a reply.
 	ErrPeerBusy = errors.New("peer_busy")
 )
+
+// Unavailable reports whether err means the broker could not be reached or
+// went away mid-request (it is being restarted): worth retrying, unlike an
+// answer from the broker.
+func Unavailable(err error) bool {
+	var we *wire.Error
+	if err == nil || errors.As(err, &we) {
+		return false
+	}
+	for _, target := range []error{ErrNoBroker, nats.ErrNoResponders, nats.ErrConnectionClosed, nats.ErrTimeout,
+		nats.ErrNoServers, io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNREFUSED} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
