@@ -13,11 +13,11 @@ package e2e
 // made.
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -359,7 +359,7 @@ func TestBridgeRefusals(t *testing.T) {
 	if err != nil || !pool.AppendCertsFromPEM(caPEM) {
 		t.Fatalf("read CA: %v", err)
 	}
-	nc, err := nats.Connect("tls://"+addr, nats.Secure(&tls.Config{RootCAs: pool, ServerName: "alpha", MinVersion: tls.VersionTLS13}),
+	nc, err := nats.Connect("tls://"+addr, nats.Secure(&tls.Config{RootCAs: pool, ServerName: "alpha", MinVersion: tls.VersionTLS13}), nats.TLSHandshakeFirst(),
 		nats.Timeout(5*time.Second), nats.NoReconnect())
 	if err == nil {
 		_, rerr := nc.Request("icb.alpha.presence", nil, 2*time.Second)
@@ -653,7 +653,7 @@ func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
 	// What the link exposes: a client with beta's valid certificate
 	// reaches alpha's bridge subjects, not the broker API.
 	cfg := brgClientTLS(t, p.certs, "beta", "alpha")
-	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.Timeout(5*time.Second), nats.NoReconnect())
+	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second), nats.NoReconnect())
 	if err != nil {
 		t.Fatalf("control: beta's certificate cannot connect: %v", err)
 	}
@@ -984,22 +984,27 @@ func brgAwaitLog(t *testing.T, p *Proc, off int, sub1, sub2 string) {
 	}
 }
 
-// brgRawNoCert speaks to the serving bridge as a raw TLS client without a
-// certificate: it reads the plaintext INFO line NATS sends first, upgrades
-// to TLS, and sends CONNECT and PING. The server must never answer.
+// brgRawNoCert speaks to the serving bridge as a raw client without a
+// certificate. The port says nothing in plaintext (TLS comes first: no NATS
+// INFO before the handshake); a TLS client without a certificate that sends
+// CONNECT and PING must never get an answer.
 func brgRawNoCert(t *testing.T, addr string, pool *x509.CertPool) {
 	t.Helper()
+	plain, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = plain.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if n, err := plain.Read(make([]byte, 64)); n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("serve spoke in plaintext before TLS: %d bytes, %v", n, err)
+	}
+	plain.Close()
 	raw, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
 	_ = raw.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(raw)
-	info, err := br.ReadString('\n')
-	if err != nil || !strings.HasPrefix(info, "INFO ") || !strings.Contains(info, `"tls_required":true`) {
-		t.Fatalf("serve's greeting %q (%v), want an INFO requiring TLS", info, err)
-	}
 	c := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "alpha", MinVersion: tls.VersionTLS13})
 	if err := c.Handshake(); err == nil {
 		_, _ = c.Write([]byte("CONNECT {\"verbose\":false}\r\nPING\r\n"))

@@ -1234,3 +1234,26 @@ func TestMsgClientIDRetryInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestMsgListQueued: list rows count each session's stored, unacknowledged
+// messages ("queued"): two sent to an offline session show as 2, and 0 once
+// its resumed holder has them acked.
+func TestMsgListQueued(t *testing.T) {
+	t.Parallel()
+	h := newMsgH(t)
+	p, ev := h.Attach("--name", "rcv")
+	id := msgStr(ev["id"])
+	msgDetach(t, h, p, id)
+	h.OK("send", "rcv", "one")
+	h.OK("send", "rcv", "two")
+	if q := msgRow(t, h, id)["queued"]; q != float64(2) {
+		t.Fatalf("queued of an offline session with two messages: %v, want 2", q)
+	}
+	p2, _ := h.Attach("--resume", id)
+	msgExpect(t, p2, "one")
+	msgExpect(t, p2, "two")
+	msgAwaitAcked(t, msgClient(t, h), id)
+	if q := msgRow(t, h, id)["queued"]; q != float64(0) {
+		t.Fatalf("queued after delivery and ack: %v, want 0", q)
+	}
+}

@@ -64,7 +64,9 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	sopts := &server.Options{
 		ServerName: "intercom-bridge-" + opts.Name, Host: host, Port: port,
-		TLS: true, TLSVerify: true, TLSConfig: opts.TLS, TLSTimeout: 2,
+		// TLS first: the port says nothing in plaintext (no NATS INFO) before
+		// the handshake, and a peer without a certificate learns nothing.
+		TLS: true, TLSVerify: true, TLSConfig: opts.TLS, TLSTimeout: 2, TLSHandshakeFirst: true,
 		NoSigs: true, NoSystemAccount: true, MaxPayload: 8 << 20,
 	}
 	srv, err := server.NewServer(sopts)
@@ -90,7 +92,7 @@ func Serve(ctx context.Context, opts Options) error {
 // Join connects to a serving bridge at opts.Addr, reconnecting forever.
 func Join(ctx context.Context, opts Options) error {
 	link, err := nats.Connect("tls://"+opts.Addr,
-		nats.Secure(opts.TLS), nats.Name("bridge-"+opts.Name),
+		nats.Secure(opts.TLS), nats.TLSHandshakeFirst(), nats.Name("bridge-"+opts.Name),
 		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond), nats.RetryOnFailedConnect(true),
 		nats.PingInterval(2*time.Second), nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {

@@ -350,6 +350,12 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 		}
 		out = append(out, *r)
 	}
+	if len(out) > 0 {
+		counts := b.queuedCounts()
+		for i := range out {
+			out[i].Queued = counts[out[i].ID]
+		}
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Self != out[j].Self {
 			return out[i].Self
@@ -449,4 +455,21 @@ func validToken(t string) bool {
 		}
 	}
 	return true
+}
+
+// queuedCounts counts every session's stored, unacknowledged messages (one
+// key-only pass over the inboxes).
+func (b *Broker) queuedCounts() map[string]int {
+	counts := map[string]int{}
+	_ = b.st.View(func(txn *store.Txn) error {
+		store.Keys(txn, "inbox/", func(key string) bool {
+			rest := key[len("inbox/"):]
+			if i := strings.IndexByte(rest, '/'); i > 0 {
+				counts[rest[:i]]++
+			}
+			return true
+		})
+		return nil
+	})
+	return counts
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/runs"
@@ -225,12 +226,28 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 	if _, err := st.UpdateQuestion(ce.run, q.ID, func(q *runs.Question) error { q.AskID = res.ID; return nil }); err != nil {
 		return err
 	}
+	// register (re-)announces this waiter to the broker, retrying while the
+	// broker restarts; it runs beside the wait loop, which meanwhile keeps
+	// checking the answer file.
+	var regMu sync.Mutex
 	register := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err := c.AskWait(ctx, wire.AskWaitRequest{SessionID: self, AskID: res.ID, To: sup.ID, Text: text, WaitSubject: waitSubj, TimeoutMs: forever.Milliseconds()})
-		if err != nil {
-			e.log.Warn("re-register question waiter", "err", err)
+		regMu.Lock()
+		defer regMu.Unlock()
+		for e.ctx.Err() == nil {
+			ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+			err := c.AskWait(ctx, wire.AskWaitRequest{SessionID: self, AskID: res.ID, To: sup.ID, Text: text, WaitSubject: waitSubj, TimeoutMs: forever.Milliseconds()})
+			cancel()
+			if err == nil {
+				return
+			}
+			if !intercom.Unavailable(err) {
+				e.log.Warn("re-register question waiter", "err", err)
+				return
+			}
+			select {
+			case <-e.ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}
 	wake := make(chan struct{}, 1)
@@ -241,7 +258,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 		default:
 		}
 	})
-	register()
+	go register()
 	for {
 		if a, err := st.LoadAnswer(ce.run, q.ID); err == nil {
 			return e.answered(c, st, q, iv, a.Message, self, "")
@@ -249,7 +266,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 		if cur, err := st.LoadQuestion(ce.run, q.ID); err == nil && cur.State == runs.QCancelled {
 			return exitError{code: 1, msg: fmt.Sprintf("question %s was cancelled by the supervisor", q.ID)}
 		}
-		ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 		m, err := sub.NextMsgWithContext(ctx)
 		cancel()
 		if e.ctx.Err() != nil {
@@ -271,7 +288,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 		}
 		// The supervisor left or the obligation lapsed: the question stays;
 		// wait again.
-		register()
+		go register()
 	}
 }
 

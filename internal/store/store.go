@@ -139,6 +139,20 @@ func Scan(txn *Txn, prefix string, fn func(key string, val []byte) (bool, error)
 	return nil
 }
 
+// Keys calls fn with each key under prefix, in order, without reading
+// values, until fn returns false.
+func Keys(txn *Txn, prefix string, fn func(key string) bool) {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix, opts.PrefetchValues = []byte(prefix), false
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
+		if !fn(string(it.Item().Key())) {
+			return
+		}
+	}
+}
+
 // Close stops background work and closes the database. It is idempotent.
 func (s *Store) Close() error {
 	var err error
