@@ -1163,3 +1163,23 @@ func brgSubscriber(ti *wire.TopicInfo, name string) *wire.TopicSubscriber {
 	}
 	return nil
 }
+
+// TestBridgeAskEndsWhenBridgeDiesSilently: an ask waiting on a session of
+// the other machine ends with peer_disconnected once the asker's bridge has
+// died without a word (SIGKILL: no "link down" report) and its last report
+// goes stale, long before the ask's own timeout.
+func TestBridgeAskEndsWhenBridgeDiesSilently(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	ask := p.B.Start("-s", "b1", "--json", "ask", "--timeout", "10m", "a1@alpha", "still there?")
+	brgExpect(t, p.a1, "still there?")
+	p.join.Kill() // beta's own bridge: silent
+	out, code := brgExit(t, ask)
+	var res struct {
+		OK     bool   `json:"ok"`
+		Reason string `json:"reason"`
+	}
+	if code == 0 || json.Unmarshal([]byte(out), &res) != nil || res.OK || res.Reason != "peer_disconnected" {
+		t.Fatalf("ask after a silent bridge death: exit %d, stdout %q, stderr %q; want reason peer_disconnected", code, out, ask.Stderr())
+	}
+}

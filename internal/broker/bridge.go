@@ -33,6 +33,7 @@ type remoteHost struct {
 	linkUp   bool
 	sessions []wire.Session // as the remote broker reports them
 	updated  time.Time
+	stale    *time.Timer // fires when no report has come for remoteStaleAfter
 }
 
 // up reports whether the link to the host is up, per a recent report.
@@ -72,6 +73,19 @@ func (b *Broker) remoteRowsLocked() []wire.Session {
 	return out
 }
 
+// failRemoteAsksLocked fails the asks to sessions of host that are gone or
+// whose link is down or stale, like asks to local sessions that left.
+func (b *Broker) failRemoteAsksLocked(host string) {
+	for _, a := range b.asks {
+		if _, h, ok := wire.SplitRemote(a.to); ok && h == host && !b.remoteConnectedLocked(a.to) {
+			if a.waiter != "" {
+				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
+			}
+			b.retireAskLocked(a)
+		}
+	}
+}
+
 // remoteConnectedLocked reports whether a pseudo id names a connected
 // remote session over a live link.
 func (b *Broker) remoteConnectedLocked(pseudo string) bool {
@@ -108,15 +122,18 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 		rows[i] = &r.sessions[i]
 	}
 	presence.AssignTargets(rows)
-	// Asks to remote sessions that are gone fail like local ones.
-	for _, a := range b.asks {
-		if _, h, ok := wire.SplitRemote(a.to); ok && h == req.Host && !b.remoteConnectedLocked(a.to) {
-			if a.waiter != "" {
-				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
-			}
-			b.retireAskLocked(a)
-		}
+	b.failRemoteAsksLocked(req.Host)
+	// A bridge that dies silently sends no "link down": when reports stop,
+	// the host goes stale and the asks waiting on it fail then.
+	if r.stale != nil {
+		r.stale.Stop()
 	}
+	host := req.Host
+	r.stale = time.AfterFunc(remoteStaleAfter+100*time.Millisecond, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.failRemoteAsksLocked(host)
+	})
 	b.mu.Unlock()
 	if isNew {
 		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(rhostKey(req.Host)), nil) }); err != nil {

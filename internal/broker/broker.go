@@ -420,6 +420,11 @@ func (b *Broker) Close() {
 		b.idleT.Stop()
 	}
 	b.closed = true
+	for _, r := range b.remotes {
+		if r.stale != nil {
+			r.stale.Stop()
+		}
+	}
 	for _, a := range b.asks {
 		if a.timer != nil {
 			a.timer.Stop()
