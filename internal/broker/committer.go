@@ -105,7 +105,7 @@ func (c *committer) run(batch []op) {
 		return
 	}
 	errs := make([]error, len(batch))
-	err := c.st.Update(func(txn *store.Txn) error {
+	apply := func(txn *store.Txn) error {
 		for i, o := range batch {
 			errs[i] = o.apply(txn)
 			if errs[i] != nil && !isOpError(errs[i]) {
@@ -113,7 +113,13 @@ func (c *committer) run(batch []op) {
 			}
 		}
 		return nil
-	})
+	}
+	err := c.st.Update(apply)
+	// A concurrent transaction (the other committer, a registration) wrote
+	// a key this batch read: apply it again on the new state.
+	for try := 0; errors.Is(err, badger.ErrConflict) && try < 100; try++ {
+		err = c.st.Update(apply)
+	}
 	if err == nil {
 		c.low.Store(false)
 	}
