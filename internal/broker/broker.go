@@ -117,7 +117,13 @@ func Start(opts Options) (_ *Broker, err error) {
 		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
 	}
+	var natsDone chan error // the NATS server starts while the store opens
 	defer func() {
+		if natsDone != nil {
+			if nerr := <-natsDone; err == nil {
+				err = nerr
+			}
+		}
 		if err != nil {
 			b.Close()
 		}
@@ -125,6 +131,8 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.lock, err = lockBroker(l.BrokerLock(), 5*time.Second); err != nil {
 		return nil, err
 	}
+	natsDone = make(chan error, 1)
+	go func() { natsDone <- b.startNATS() }()
 	if b.st, err = store.Open(l.DBDir(), log); err != nil {
 		return nil, err
 	}
@@ -138,7 +146,8 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	b.cmt = newCommitter(b.st, log)
-	if err = b.startNATS(); err != nil {
+	err, natsDone = <-natsDone, nil
+	if err != nil {
 		return nil, err
 	}
 	if err = b.subscribe(); err != nil {

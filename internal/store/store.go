@@ -49,7 +49,8 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithCompactL0OnClose(true).
-		WithNumCompactors(2)
+		WithNumCompactors(2).
+		WithBlockCacheSize(16 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
