@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/ui"
 )
 
 const rsWait = 30 * time.Second // upper bound for anything awaited
@@ -1389,5 +1390,35 @@ func TestRunsListAcrossWorkingDirectories(t *testing.T) {
 	}
 	if out := rsOutput(h, ids[1]); strings.TrimSpace(out) != d2 {
 		t.Fatalf("child of %s ran in %q", d2, out)
+	}
+}
+
+// TestUIExecAnswerAnswersRealRun: the function `intercom ui` uses to answer
+// a run's question from its runs view (ui.ExecAnswer) takes the real
+// `agent-runs answer` path: the waiting child gets the answer, the question
+// is answered, and a second, different answer is refused.
+func TestUIExecAnswerAnswersRealRun(t *testing.T) {
+	h := rsH(t)
+	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH")) // ExecAnswer finds agent-runs on PATH
+	sup, _ := h.Attach("--name", "sup")
+	script := rsScript(t, h.Cwd, "child.sh", `
+r=$(intercom contact-supervisor --reason need_decision -m "Ship it?"); echo "got: $r (exit $?)"
+`)
+	id := rsStart(t, h, h.Cwd, "sup", "--agent", "worker", "--", "/bin/sh", script)
+	rsNextMessage(t, sup)
+	q := rsAwaitQuestion(t, h, id)
+	answer := ui.ExecAnswer(h.Home)
+	ctx, cancel := context.WithTimeout(context.Background(), rsWait)
+	defer cancel()
+	note, err := answer(ctx, id, q.ID, "yes, ship it")
+	if err != nil || note == "" {
+		t.Fatalf("ExecAnswer: note %q, err %v", note, err)
+	}
+	rsAwaitOutput(t, h, id, "got: Reply from supervisor: yes, ship it (exit 0)", rsWait)
+	if st := rsQState(t, h, id, q.ID); st != runs.QAnswered {
+		t.Fatalf("question state after the UI's answer: %s", st)
+	}
+	if _, err := answer(ctx, id, q.ID, "no, wait"); err == nil {
+		t.Fatal("a second, different answer through ExecAnswer was accepted")
 	}
 }
