@@ -657,6 +657,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 			b.mu.Unlock()
 			respond(m, wire.Reply[wire.AckReply]{Result: &wire.AckReply{Acked: acked}})
 		},
+		linger: true, // shares the next send's fsync rather than delaying it
 	})
 }
 
