@@ -61,7 +61,7 @@ func TestBridgeListBothWays(t *testing.T) {
 	// The default (project) scope shows no remote rows, on either side.
 	for _, h := range []*H{p.A, p.B} {
 		for _, r := range h.Sessions() {
-			if strings.Contains(brgStr(r["name"]), "@") || r["host"] != nil {
+			if strings.Contains(msgStr(r["name"]), "@") || r["host"] != nil {
 				t.Fatalf("project-scope list shows a remote row: %v", r)
 			}
 		}
@@ -104,7 +104,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 		t.Fatalf("send a1 → b1@beta: %+v", r)
 	}
 	m := brgExpect(t, p.b1, "hello from alpha")
-	from := brgSub(m, "from")
+	from := msgSub(m, "from")
 	if m["id"] != r.ID || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
 		t.Fatalf("b1 got %v; want id %s from a1@alpha (%s@alpha)", m, r.ID, p.a1ID)
 	}
@@ -114,7 +114,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 		t.Fatalf("send b1 → a1@alpha: %+v", r2)
 	}
 	m = brgExpect(t, p.a1, "hello from beta")
-	if m["id"] != r2.ID || brgSub(m, "from")["name"] != "b1@beta" || brgSub(m, "from")["id"] != p.b1ID+"@beta" {
+	if m["id"] != r2.ID || msgSub(m, "from")["name"] != "b1@beta" || msgSub(m, "from")["id"] != p.b1ID+"@beta" {
 		t.Fatalf("a1 got %v; want id %s from b1@beta", m, r2.ID)
 	}
 
@@ -126,7 +126,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 		t.Fatalf("reply b1 → a1@alpha: %+v", rr)
 	}
 	m = brgExpect(t, p.a1, "got it")
-	if m["reply_to"] != r.ID || brgSub(m, "from")["name"] != "b1@beta" {
+	if m["reply_to"] != r.ID || msgSub(m, "from")["name"] != "b1@beta" {
 		t.Fatalf("reply as delivered: %v", m)
 	}
 
@@ -170,18 +170,18 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 		q := "question from " + dir.asker
 		ask := dir.ask.Start("-s", dir.asker, "--json", "ask", dir.target, q)
 		m := brgExpect(t, dir.answerP, q)
-		if m["expects_reply"] != true || brgSub(m, "from")["name"] != dir.fromAsk {
+		if m["expects_reply"] != true || msgSub(m, "from")["name"] != dir.fromAsk {
 			t.Fatalf("ask as delivered to %s: %v", dir.answerer, m)
 		}
 		var pend struct {
 			Asks []map[string]any `json:"asks"`
 		}
 		dir.rep.JSON(&pend, "-s", dir.answerer, "pending")
-		if len(pend.Asks) != 1 || pend.Asks[0]["reply_to"] != m["id"] || brgSub(pend.Asks[0], "from")["name"] != dir.fromAsk {
+		if len(pend.Asks) != 1 || pend.Asks[0]["reply_to"] != m["id"] || msgSub(pend.Asks[0], "from")["name"] != dir.fromAsk {
 			t.Fatalf("pending on %s: %v", dir.answerer, pend.Asks)
 		}
 		dir.rep.OK("-s", dir.answerer, "reply", "answer from "+dir.answerer)
-		out, code := brgExit(t, ask)
+		out, code := msgExit(t, ask)
 		var res struct {
 			OK    bool           `json:"ok"`
 			AskID string         `json:"ask_id"`
@@ -189,7 +189,7 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 		}
 		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID != m["id"] ||
 			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != m["id"] ||
-			brgSub(res.Reply, "from")["name"] != dir.target {
+			msgSub(res.Reply, "from")["name"] != dir.target {
 			t.Fatalf("ask %s → %s: exit %d, stdout %q, stderr %q", dir.asker, dir.target, code, out, ask.Stderr())
 		}
 		dir.rep.JSON(&pend, "-s", dir.answerer, "pending")
@@ -221,38 +221,38 @@ func TestBridgeTopics(t *testing.T) {
 	p.B.OK("-s", "b2", "subscribe", "tab")
 
 	// Alpha's subscription lives on beta's broker.
-	ti := brgTopic(t, p.B, "tab")
-	if s := brgSubscriber(ti, "a1@alpha"); s == nil || !s.AwaitRelease {
+	ti := topicState(t, p.B, "tab")
+	if s := subscriber(ti, "a1@alpha"); s == nil || !s.AwaitRelease {
 		t.Fatalf("beta's topic tab subscribers: %+v, want a1@alpha with await-release", ti)
 	}
 
 	// An update is quiet across the link.
-	r := brgPublish(t, p.B, "b1", "tab", "--resource", "r", "--ownership", "held", "keep this tab")
+	r := publish(t, p.B, "b1", "tab", "--resource", "r", "--ownership", "held", "keep this tab")
 	if r.Woken != 0 {
 		t.Fatalf("update woke %d", r.Woken)
 	}
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
 
 	// The release wakes a1, through the link.
-	r = brgPublish(t, p.B, "b1", "tab", "--event", "release", "--resource", "r", "--ownership", "released", "done with the tab")
+	r = publish(t, p.B, "b1", "tab", "--event", "release", "--resource", "r", "--ownership", "released", "done with the tab")
 	if r.Woken != 1 {
 		t.Fatalf("release woke %d, want 1 (a1@alpha)", r.Woken)
 	}
 	ev := p.a1.Event(brgWait)
 	if ev["event"] != wire.EventRelease || ev["topic"] != "tab@beta" || ev["text"] != "done with the tab" ||
-		ev["resource"] != "r" || ev["ownership"] != wire.OwnershipReleased || brgSub(ev, "from")["name"] != "b1@beta" {
+		ev["resource"] != "r" || ev["ownership"] != wire.OwnershipReleased || msgSub(ev, "from")["name"] != "b1@beta" {
 		t.Fatalf("a1's wake-up: %v, want release on tab@beta from b1@beta", ev)
 	}
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1) // once
 	brgMarker(t, p.B, "b1", "b2", b2)         // the plain subscriber slept
 
 	// alpha reads beta's topic state.
-	ti = brgTopic(t, p.A, "tab@beta")
-	rec := brgRecord(ti, "b1")
+	ti = topicState(t, p.A, "tab@beta")
+	rec := recordFrom(ti, "b1")
 	if ti == nil || rec == nil || rec.Event != wire.EventRelease || rec.Message != "done with the tab" || rec.Ownership != wire.OwnershipReleased {
 		t.Fatalf("topics tab@beta from alpha: %+v", ti)
 	}
-	if res := brgResource(ti, "r"); res == nil || res.State != wire.OwnershipReleased {
+	if res := resourceState(ti, "r"); res == nil || res.State != wire.OwnershipReleased {
 		t.Fatalf("resource r from alpha: %+v", res)
 	}
 	if out := p.A.OK("topics", "tab@beta"); !strings.Contains(out, "done with the tab") {
@@ -261,15 +261,15 @@ func TestBridgeTopics(t *testing.T) {
 
 	// The other way: alpha publishes a blocker on beta's topic; b2 (and
 	// b1? not subscribed) wake; the record is kept on beta as a1@alpha's.
-	r = brgPublish(t, p.A, "a1", "tab@beta", "--event", "blocker", "stop using the tab")
+	r = publish(t, p.A, "a1", "tab@beta", "--event", "blocker", "stop using the tab")
 	if r.Woken != 1 {
 		t.Fatalf("blocker from alpha woke %d, want 1 (b2; a1 itself is not woken)", r.Woken)
 	}
 	ev = b2.Event(brgWait)
-	if ev["event"] != wire.EventBlocker || ev["topic"] != "tab" || ev["text"] != "stop using the tab" || brgSub(ev, "from")["name"] != "a1@alpha" {
+	if ev["event"] != wire.EventBlocker || ev["topic"] != "tab" || ev["text"] != "stop using the tab" || msgSub(ev, "from")["name"] != "a1@alpha" {
 		t.Fatalf("b2's wake-up: %v", ev)
 	}
-	if rec := brgRecord(brgTopic(t, p.B, "tab"), "a1@alpha"); rec == nil || rec.Event != wire.EventBlocker {
+	if rec := recordFrom(topicState(t, p.B, "tab"), "a1@alpha"); rec == nil || rec.Event != wire.EventBlocker {
 		t.Fatalf("beta's record for a1@alpha: %+v", rec)
 	}
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1) // the publisher was not woken by its own blocker
@@ -300,12 +300,12 @@ func TestBridgeRefusals(t *testing.T) {
 	noLink := func(label string) {
 		t.Helper()
 		for _, r := range A.Sessions("--scope", "all", "--all") {
-			if r["host"] != nil || strings.HasSuffix(brgStr(r["name"]), "@beta") {
+			if r["host"] != nil || strings.HasSuffix(msgStr(r["name"]), "@beta") {
 				t.Fatalf("%s: alpha lists a beta session over a refused link: %v", label, r)
 			}
 		}
 		for _, r := range B.Sessions("--scope", "all", "--all") {
-			if r["host"] != nil || strings.HasSuffix(brgStr(r["name"]), "@alpha") {
+			if r["host"] != nil || strings.HasSuffix(msgStr(r["name"]), "@alpha") {
 				t.Fatalf("%s: beta lists an alpha session over a refused link: %v", label, r)
 			}
 		}
@@ -391,7 +391,7 @@ func TestBridgeRefusals(t *testing.T) {
 	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
 	for _, id := range sentA {
 		m := brgNextMsg(t, b1)
-		if m["id"] != id || brgSub(m, "from")["id"] != brgStr(a1ev["id"])+"@alpha" {
+		if m["id"] != id || msgSub(m, "from")["id"] != msgStr(a1ev["id"])+"@alpha" {
 			t.Fatalf("b1 got %v, want queued message %s (all: %v)", m, id, sentA)
 		}
 	}
@@ -825,9 +825,9 @@ func brgLinked(t *testing.T) *brgPair {
 	p.certs = brgCerts(t, p.A, "alpha", "beta")
 	var ev map[string]any
 	p.a1, ev = p.A.Attach("--name", "a1")
-	p.a1ID = brgStr(ev["id"])
+	p.a1ID = msgStr(ev["id"])
 	p.b1, ev = p.B.Attach("--name", "b1")
-	p.b1ID = brgStr(ev["id"])
+	p.b1ID = msgStr(ev["id"])
 	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
 	p.join = brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected on alpha")
@@ -928,38 +928,6 @@ func brgMarker(t *testing.T, h *H, sess, target string, p *Proc) {
 	if ev["event"] != "message" || ev["text"] != marker {
 		t.Fatalf("%s: next event %v, want only the marker %q", target, ev, marker)
 	}
-}
-
-// brgExit waits for p to end and returns its stdout and exit code.
-func brgExit(t *testing.T, p *Proc) (string, int) {
-	t.Helper()
-	select {
-	case <-p.Done():
-	case <-time.After(brgWait):
-		t.Fatalf("%v still running; stderr: %s", p.Cmd.Args, p.Stderr())
-	}
-	var lines []string
-	for {
-		select {
-		case l := <-p.lines:
-			lines = append(lines, l)
-		default:
-			return strings.Join(lines, "\n"), p.Cmd.ProcessState.ExitCode()
-		}
-	}
-}
-
-// brgTopic returns `topics TOPIC --json` for one topic, or nil.
-func brgTopic(t *testing.T, h *H, topic string) *wire.TopicInfo {
-	t.Helper()
-	var out wire.TopicsReply
-	h.JSON(&out, "topics", topic)
-	for i := range out.Topics {
-		if out.Topics[i].Topic == topic {
-			return &out.Topics[i]
-		}
-	}
-	return nil
 }
 
 // brgAwaitLog waits until p's stderr, from offset off on, has a line with
@@ -1112,58 +1080,6 @@ func brgTCPControl(t *testing.T) {
 	}
 }
 
-func brgSub(m map[string]any, k string) map[string]any { v, _ := m[k].(map[string]any); return v }
-
-func brgStr(v any) string { s, _ := v.(string); return s }
-
-// brgPublish runs `-s sess --json publish ARGS` and returns the reply.
-func brgPublish(t *testing.T, h *H, sess string, args ...string) wire.PublishReply {
-	t.Helper()
-	var r wire.PublishReply
-	h.JSON(&r, append([]string{"-s", sess, "publish"}, args...)...)
-	return r
-}
-
-func brgRecord(ti *wire.TopicInfo, name string) *wire.TopicRecord {
-	if ti == nil {
-		return nil
-	}
-	var found *wire.TopicRecord
-	for i := range ti.Records {
-		if ti.Records[i].From.Name == name {
-			if found != nil {
-				return &wire.TopicRecord{Message: "DUPLICATE RECORDS FROM " + name}
-			}
-			found = &ti.Records[i]
-		}
-	}
-	return found
-}
-
-func brgResource(ti *wire.TopicInfo, res string) *wire.ResourceState {
-	if ti == nil {
-		return nil
-	}
-	for i := range ti.Resources {
-		if ti.Resources[i].Resource == res {
-			return &ti.Resources[i]
-		}
-	}
-	return nil
-}
-
-func brgSubscriber(ti *wire.TopicInfo, name string) *wire.TopicSubscriber {
-	if ti == nil {
-		return nil
-	}
-	for i := range ti.Subscribers {
-		if ti.Subscribers[i].Name == name {
-			return &ti.Subscribers[i]
-		}
-	}
-	return nil
-}
-
 // TestBridgeAskEndsWhenBridgeDiesSilently: an ask waiting on a session of
 // the other machine ends with peer_disconnected once the asker's bridge has
 // died without a word (SIGKILL: no "link down" report) and its last report
@@ -1174,7 +1090,7 @@ func TestBridgeAskEndsWhenBridgeDiesSilently(t *testing.T) {
 	ask := p.B.Start("-s", "b1", "--json", "ask", "--timeout", "10m", "a1@alpha", "still there?")
 	brgExpect(t, p.a1, "still there?")
 	p.join.Kill() // beta's own bridge: silent
-	out, code := brgExit(t, ask)
+	out, code := msgExit(t, ask)
 	var res struct {
 		OK     bool   `json:"ok"`
 		Reason string `json:"reason"`

@@ -94,7 +94,7 @@ type qtKey struct{ p, n int }
 type qtTopicChecker struct {
 	pubs, subs int
 
-	mu          sync.Mutex
+	faultLedger
 	attempted   [][2]int             // [p][t] highest number whose publish was started
 	lastAcc     [][2]int             // [p][t] highest number accepted
 	accEvent    [][2]string          // [p][t] event of lastAcc
@@ -103,12 +103,10 @@ type qtTopicChecker struct {
 	ambiguous   map[qtKey]int        // publication → attempts after a failure without a broker answer
 	got         []map[qtKey][]string // [sub] decision → distinct message ids received
 	deliveries  int
-	lastFirst   [][]int         // [sub][p] number of the latest first delivery
-	ackOK       map[string]bool // message id → its ack was confirmed
-	read        [][2]int        // [p][t] highest number the poller read
-	polls       int             // successful Topics reads during the chaos
+	lastFirst   [][]int  // [sub][p] number of the latest first delivery
+	read        [][2]int // [p][t] highest number the poller read
+	polls       int      // successful Topics reads during the chaos
 	regressions []string
-	violations  []string
 	duplicates  int // retries answered duplicate (applied before, answer lost)
 }
 
@@ -116,19 +114,13 @@ func newQTTopicChecker(pubs, subs int) *qtTopicChecker {
 	c := &qtTopicChecker{
 		pubs: pubs, subs: subs,
 		attempted: make([][2]int, pubs), lastAcc: make([][2]int, pubs), accEvent: make([][2]string, pubs),
-		decisions: map[qtKey]int{}, ambiguous: map[qtKey]int{}, ackOK: map[string]bool{}, read: make([][2]int, pubs),
+		decisions: map[qtKey]int{}, ambiguous: map[qtKey]int{}, faultLedger: faultLedger{ackOK: map[string]bool{}}, read: make([][2]int, pubs),
 	}
 	for range subs {
 		c.got = append(c.got, map[qtKey][]string{})
 		c.lastFirst = append(c.lastFirst, make([]int, pubs))
 	}
 	return c
-}
-
-func (c *qtTopicChecker) violate(format string, args ...any) {
-	if len(c.violations) < 50 {
-		c.violations = append(c.violations, fmt.Sprintf(format, args...))
-	}
 }
 
 func (c *qtTopicChecker) attempt(r qtRec) {
@@ -240,14 +232,6 @@ func (c *qtTopicChecker) delivered(s int, m wire.Message, pubIDs []string) {
 		c.violate("subscriber %d: publisher %d's decision %d first delivered after its decision %d (order)", s, r.p, r.n, last)
 	}
 	c.lastFirst[s][r.p] = r.n
-}
-
-func (c *qtTopicChecker) acked(ids []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		c.ackOK[id] = true
-	}
 }
 
 // missing lists accepted decisions some subscriber has not received.

@@ -71,22 +71,44 @@ func faultParse(s string) (faultKey, bool) {
 type faultChecker struct {
 	senders, targets int
 
-	mu          sync.Mutex
+	faultLedger
 	accepted    map[string]faultKey // message id → key, Send returned nil
 	acceptedIDs map[faultKey]string
-	deliveries  map[string]int  // message id → times handed to a holder
-	ackOK       map[string]bool // message id → an ack of it was confirmed
-	lastFirst   [][]int         // [target][sender] seq of the latest first delivery
-	redelivered int             // deliveries again of messages whose ack was not confirmed
-	duplicates  int             // sends answered "duplicate": a retry of one stored before a kill
-	violations  []string
+	deliveries  map[string]int // message id → times handed to a holder
+	lastFirst   [][]int        // [target][sender] seq of the latest first delivery
+	redelivered int            // deliveries again of messages whose ack was not confirmed
+	duplicates  int            // sends answered "duplicate": a retry of one stored before a kill
+}
+
+// faultLedger is what every crash checker keeps: a lock, the message ids
+// whose ack was confirmed to their holder, and the violations seen.
+type faultLedger struct {
+	mu         sync.Mutex
+	ackOK      map[string]bool // message id → an ack of it was confirmed
+	violations []string
+}
+
+// violate records a broken guarantee (c.mu held).
+func (c *faultLedger) violate(format string, args ...any) {
+	if len(c.violations) < 50 {
+		c.violations = append(c.violations, fmt.Sprintf(format, args...))
+	}
+}
+
+// acked records acks confirmed to their holder.
+func (c *faultLedger) acked(ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		c.ackOK[id] = true
+	}
 }
 
 func newFaultChecker(senders, targets int) *faultChecker {
 	c := &faultChecker{
 		senders: senders, targets: targets,
 		accepted: map[string]faultKey{}, acceptedIDs: map[faultKey]string{},
-		deliveries: map[string]int{}, ackOK: map[string]bool{},
+		deliveries: map[string]int{}, faultLedger: faultLedger{ackOK: map[string]bool{}},
 	}
 	c.lastFirst = make([][]int, targets)
 	for r := range c.lastFirst {
@@ -96,12 +118,6 @@ func newFaultChecker(senders, targets int) *faultChecker {
 		}
 	}
 	return c
-}
-
-func (c *faultChecker) violate(format string, args ...any) {
-	if len(c.violations) < 50 {
-		c.violations = append(c.violations, fmt.Sprintf(format, args...))
-	}
 }
 
 func (c *faultChecker) accept(id string, k faultKey, duplicate bool) {
@@ -151,14 +167,6 @@ func (c *faultChecker) delivered(r int, m wire.Message) {
 		c.violate("target %d: sender %d's message %d first delivered after its message %d (order)", r, k.sender, k.seq, last)
 	}
 	c.lastFirst[r][k.sender] = k.seq
-}
-
-func (c *faultChecker) acked(ids []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		c.ackOK[id] = true
-	}
 }
 
 // missing lists accepted messages that no holder has got yet.

@@ -220,23 +220,10 @@ func (t *TopicsCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "  resource %s: %s%s\n", r.Resource, r.State, holder)
 		}
 		for _, r := range ti.Records {
-			own := ""
-			if r.Resource != "" {
-				own = fmt.Sprintf(" [%s %s]", r.Resource, r.Ownership)
-			}
-			at := r.PublishedAt
-			fmt.Fprintf(e.stdout, "  • %s (%s, %s)%s: %s\n", r.From.Name, r.Event, render.Ago(&at), own, r.Message)
+			fmt.Fprintln(e.stdout, render.TopicRecord(r, r.Message))
 		}
-		var subs []string
-		for _, s := range ti.Subscribers {
-			n := s.Name
-			if s.AwaitRelease {
-				n += " (await-release)"
-			}
-			subs = append(subs, n)
-		}
-		if len(subs) > 0 {
-			fmt.Fprintf(e.stdout, "  subscribers: %s\n", strings.Join(subs, ", "))
+		if subs := render.Subscribers(ti.Subscribers); subs != "" {
+			fmt.Fprintf(e.stdout, "  subscribers: %s\n", subs)
 		}
 	}
 	return nil

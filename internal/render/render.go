@@ -132,3 +132,27 @@ func Guidance(r wire.Session) string {
 	}
 	return "send defaults to steer; ask only if you must stay alive for a required reply; queue only for intentional delay; passive discouraged"
 }
+
+// TopicRecord is one record of `topics` as a line: "  • sender (event, ago)
+// [resource ownership]: message" (message as given: the caller may shorten it).
+func TopicRecord(r wire.TopicRecord, message string) string {
+	own := ""
+	if r.Resource != "" {
+		own = fmt.Sprintf(" [%s %s]", r.Resource, r.Ownership)
+	}
+	at := r.PublishedAt
+	return fmt.Sprintf("  • %s (%s, %s)%s: %s", r.From.Name, r.Event, Ago(&at), own, message)
+}
+
+// Subscribers lists a topic's subscribers ("a, b (await-release)"), "" for none.
+func Subscribers(subs []wire.TopicSubscriber) string {
+	names := make([]string, 0, len(subs))
+	for _, s := range subs {
+		n := s.Name
+		if s.AwaitRelease {
+			n += " (await-release)"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}

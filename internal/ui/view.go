@@ -358,23 +358,10 @@ func (m *Model) topicsBody(h int) []string {
 			lines = append(lines, line)
 		}
 		for _, r := range ti.Records {
-			own := ""
-			if r.Resource != "" {
-				own = fmt.Sprintf(" [%s %s]", r.Resource, r.Ownership)
-			}
-			at := r.PublishedAt
-			lines = append(lines, fmt.Sprintf("  • %s (%s, %s)%s: %s", r.From.Name, r.Event, render.Ago(&at), own, oneLine(r.Message)))
+			lines = append(lines, render.TopicRecord(r, oneLine(r.Message)))
 		}
-		var subs []string
-		for _, s := range ti.Subscribers {
-			n := s.Name
-			if s.AwaitRelease {
-				n += " (await-release)"
-			}
-			subs = append(subs, n)
-		}
-		if len(subs) > 0 {
-			lines = append(lines, m.st.dim.Render("  subscribers: "+strings.Join(subs, ", ")))
+		if subs := render.Subscribers(ti.Subscribers); subs != "" {
+			lines = append(lines, m.st.dim.Render("  subscribers: "+subs))
 		}
 	}
 	m.scroll = clamp(m.scroll, 0, max(0, len(lines)-h))
