@@ -22,6 +22,16 @@ test: ## Unit and e2e tests, with the race detector.
 test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
+COVERDIR ?= $(CURDIR)/coverage
+COVERPKG := github.com/intercom-dev/intercom/cmd/...,github.com/intercom-dev/intercom/internal/...,github.com/intercom-dev/intercom/pkg/...
+cover: ## make test with coverage: unit tests and the -cover e2e binaries write to COVERDIR; merged per-package figures checked against coverage-floors.txt.
+	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/unit $(COVERDIR)/e2e
+	$(GO) vet ./...
+	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(GO) test -race -count=1 -timeout 30m -covermode=atomic -coverpkg=$(COVERPKG) ./... -args -test.gocoverdir=$(COVERDIR)/unit
+	$(GO) tool covdata percent -i=$(COVERDIR)/unit,$(COVERDIR)/e2e > $(COVERDIR)/percent.txt
+	$(GO) tool covdata textfmt -i=$(COVERDIR)/unit,$(COVERDIR)/e2e -o $(COVERDIR)/cover.out
+	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
+
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
@@ -47,4 +57,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test test-fault bench bench-quick demo install clean
+.PHONY: help build test test-fault cover bench bench-quick demo install clean

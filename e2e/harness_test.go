@@ -32,10 +32,12 @@ func TestMain(m *testing.M) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
-	if os.Getenv("E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
+	if coverDir != "" {
+		if err := os.Setenv("GOCOVERDIR", coverDir); err != nil {
+			panic(err)
+		}
 	}
+	build := exec.Command("go", buildArgs(dir)...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build binaries:", err)
@@ -45,6 +47,26 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// coverDir is INTERCOM_E2E_COVERDIR, set when the suite measures coverage
+// (make cover): the binaries are then built with -cover, and TestMain points
+// GOCOVERDIR there for every process the tests start, so each one writes its
+// counters there when it exits. (go test -cover replaces GOCOVERDIR in the
+// test's own environment, hence a variable of our own.)
+var coverDir = os.Getenv("INTERCOM_E2E_COVERDIR")
+
+// buildArgs are the go build arguments for the four binaries: -race unless
+// E2E_NORACE is set, -cover over the whole module when coverDir is set.
+func buildArgs(dir string) []string {
+	args := []string{"build"}
+	if os.Getenv("E2E_NORACE") == "" {
+		args = append(args, "-race")
+	}
+	if coverDir != "" {
+		args = append(args, "-cover", "-covermode=atomic", "-coverpkg=github.com/intercom-dev/intercom/...")
+	}
+	return append(args, "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
 }
 
 // H is one isolated intercom installation: a home, its socket, its broker.
@@ -76,9 +98,9 @@ func newH(t *testing.T) *H {
 		procs := h.procs
 		h.mu.Unlock()
 		for _, p := range procs {
-			p.Kill()
+			p.Stop()
 		}
-		h.KillBroker()
+		h.StopBroker()
 		if t.Failed() {
 			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
 				t.Logf("broker.log:\n%s", tail(string(data), 40))
@@ -284,6 +306,21 @@ func (p *Proc) Kill() {
 	<-p.done
 }
 
+// Stop ends the process at cleanup: at once (SIGKILL), or, when the suite
+// measures coverage, with SIGTERM first so that the process exits through
+// main and writes its coverage counters (SIGKILL after 10 s).
+func (p *Proc) Stop() {
+	if coverDir != "" {
+		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
+	p.Kill()
+}
+
 // Done is closed when the process has exited.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
@@ -315,6 +352,21 @@ func (h *H) KillBroker() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		Eventually(h.t, 10*time.Second, func() bool { return !alive(pid) }, "broker %d to die", pid)
 	}
+}
+
+// StopBroker ends the brokers of this home at cleanup: KillBroker, or, when
+// the suite measures coverage, SIGTERM first so each broker writes its
+// coverage counters on its way out (SIGKILL after 10 s).
+func (h *H) StopBroker() {
+	if coverDir != "" {
+		for _, pid := range h.BrokerPids() {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	h.KillBroker()
 }
 
 // BrokerPids lists running intercom-broker processes serving this home.
