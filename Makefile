@@ -39,12 +39,12 @@ bench-quick: build ## Reduced benchmark, under a minute (same outputs).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
-fuzz: ## Run every fuzz target for FUZZTIME each (seeds also run in make test).
-	@for spec in internal/config:FuzzParse internal/pidfile:FuzzParse internal/runs:FuzzParseInterview \
-		internal/runs:FuzzParseStructuredReply internal/hooks:FuzzParse internal/broker:FuzzValidateSend \
-		internal/broker:FuzzValidatePublish; do \
-		pkg=$${spec%%:*}; fn=$${spec##*:}; echo "== $$pkg $$fn"; \
-		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) || exit 1; \
+fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).
+	@set -e; for file in $$(grep -rlE '^func Fuzz[A-Za-z0-9_]*\(' --include='*_test.go' internal pkg | sort); do \
+		pkg=./$$(dirname $$file); \
+		for fn in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$file); do \
+			echo "== $$pkg $$fn"; $(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME); \
+		done; \
 	done
 
 demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
