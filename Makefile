@@ -23,11 +23,12 @@ test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_S
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
 COVERDIR ?= $(CURDIR)/coverage
+TESTFLAGS ?=
 COVERPKG := github.com/intercom-dev/intercom/cmd/...,github.com/intercom-dev/intercom/internal/...,github.com/intercom-dev/intercom/pkg/...
 cover: ## make test with coverage: unit tests and the -cover e2e binaries write to COVERDIR; merged per-package figures checked against coverage-floors.txt.
 	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/unit $(COVERDIR)/e2e
 	$(GO) vet ./...
-	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(GO) test -race -count=1 -timeout 30m -covermode=atomic -coverpkg=$(COVERPKG) ./... -args -test.gocoverdir=$(COVERDIR)/unit
+	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(GO) test $(TESTFLAGS) -race -count=1 -timeout 30m -covermode=atomic -coverpkg=$(COVERPKG) ./... -args -test.gocoverdir=$(COVERDIR)/unit
 	$(GO) tool covdata percent -i=$(COVERDIR)/unit,$(COVERDIR)/e2e > $(COVERDIR)/percent.txt
 	$(GO) tool covdata textfmt -i=$(COVERDIR)/unit,$(COVERDIR)/e2e -o $(COVERDIR)/cover.out
 	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt

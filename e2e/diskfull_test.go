@@ -13,19 +13,19 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/testenv"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // newDiskFullH is newMsgH with its home on a private 48 MiB tmpfs, so the
-// test can fill the broker's disk without touching the machine's. It skips
-// when not root or when the mount fails. The filler file lives at the
-// returned path, on the same tmpfs, outside the home.
+// test can fill the broker's disk without touching the machine's. The
+// filler file lives at the returned path, on the same tmpfs, outside the
+// home. Without root or a working mount it skips on a developer's machine
+// and fails in CI (testenv).
 func newDiskFullH(t *testing.T) (*H, string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("disk-full test mounts a tmpfs: needs root")
-	}
+	testenv.Root(t, "the disk-full test mounts a tmpfs")
 	root, err := os.MkdirTemp("", "ic-e2e-diskfull-")
 	if err != nil {
 		t.Fatal(err)
@@ -34,10 +34,11 @@ func newDiskFullH(t *testing.T) (*H, string) {
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=48m,mode=0755"); err != nil {
+	err = syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=48m,mode=0755")
+	if err != nil {
 		os.RemoveAll(root)
-		t.Skipf("cannot mount a tmpfs at %s: %v", mnt, err)
 	}
+	testenv.Need(t, err == nil, "the disk-full test mounts a tmpfs at %s: %v", mnt, err)
 	home := filepath.Join(mnt, "home")
 	l, err := paths.Resolve(home, "")
 	if err != nil {
