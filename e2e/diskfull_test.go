@@ -301,7 +301,7 @@ func TestFaultDiskNearlyFullBigSends(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the %d sends of the burst to return", burst)
 	if got := h.BrokerPid(); got != pid || !alive(pid) {
 		t.Fatalf("the broker died in the burst (pid %d, was %d)", got, pid)
 	}

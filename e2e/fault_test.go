@@ -251,7 +251,7 @@ func TestFaultCrashConsistency(t *testing.T) {
 	// no goroutine or client is left to respawn one.
 	t.Cleanup(func() {
 		cancel()
-		wg.Wait()
+		AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 		clientsMu.Lock()
 		for _, c := range clients {
 			c.Close()
@@ -478,7 +478,7 @@ func TestFaultCrashConsistency(t *testing.T) {
 		}
 	}
 	cancel()
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

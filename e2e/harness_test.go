@@ -273,11 +273,24 @@ func (p *Proc) Event(timeout time.Duration) map[string]any {
 	}
 }
 
-// NoEvent asserts that no line arrives within d (used only to prove absence).
+// NoEvent asserts that no line arrives within d. A fixed window can pass
+// falsely; prefer an ordering barrier (a marker that must be the next
+// event) or durable state (a trace, an outbox), then NoneBuffered.
 func (p *Proc) NoEvent(d time.Duration) {
 	p.t.Helper()
 	if l, ok := p.Line(d); ok {
 		p.t.Fatalf("unexpected output from %v: %s", p.Cmd.Args, l)
+	}
+}
+
+// NoneBuffered asserts that the process has printed no line that the test
+// has not read yet: absence up to now, after a causal barrier.
+func (p *Proc) NoneBuffered() {
+	p.t.Helper()
+	select {
+	case l := <-p.lines:
+		p.t.Fatalf("unexpected output from %v: %s", p.Cmd.Args, l)
+	default:
 	}
 }
 
@@ -302,8 +315,21 @@ func (p *Proc) Signal(sig syscall.Signal) {
 
 // Kill ends the process at once.
 func (p *Proc) Kill() {
+	p.t.Helper()
 	_ = p.Cmd.Process.Kill()
-	<-p.done
+	Await(p.t, p.done, 30*time.Second, "%v to exit after SIGKILL (its stdout still open?)", p.Cmd.Args)
+}
+
+// ExitCode waits up to timeout for the process to exit and returns its
+// exit status.
+func (p *Proc) ExitCode(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.t.Fatalf("%v still running after %s; stderr: %s", p.Cmd.Args, timeout, p.Stderr())
+	}
+	return p.Cmd.ProcessState.ExitCode()
 }
 
 // Stop ends the process at cleanup: at once (SIGKILL), or, when the suite
@@ -416,6 +442,27 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, what stri
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Await waits until done is closed, failing the test after timeout.
+func Await(t testing.TB, done <-chan struct{}, timeout time.Duration, what string, args ...any) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for "+what, append([]any{timeout}, args...)...)
+	}
+}
+
+// AwaitGroup is wg.Wait, failing the test after timeout.
+func AwaitGroup(t testing.TB, wg *sync.WaitGroup, timeout time.Duration, what string, args ...any) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	Await(t, done, timeout, what, args...)
 }
 
 // Sessions runs list --json with args and returns the rows.

@@ -233,9 +233,8 @@ func TestWaitExitCodes(t *testing.T) {
 		t.Fatalf("wait timeout: exit %d, stdout %q", r.Code, r.Stdout)
 	}
 	w := h.Start("--session", "nobody-home-0000", "wait")
-	<-w.Done()
-	if w.Cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("wait for unknown session: exit %d", w.Cmd.ProcessState.ExitCode())
+	if code := w.ExitCode(30 * time.Second); code != 1 {
+		t.Fatalf("wait for unknown session: exit %d", code)
 	}
 }
 
@@ -254,8 +253,7 @@ func TestWaitWokenByMessage(t *testing.T) {
 	if !ok {
 		t.Fatalf("wait printed nothing; stderr %s", w.Stderr())
 	}
-	<-w.Done()
-	if code := w.Cmd.ProcessState.ExitCode(); code != 2 {
+	if code := w.ExitCode(30 * time.Second); code != 2 {
 		t.Fatalf("wait exit %d, want 2", code)
 	}
 	var got struct {
