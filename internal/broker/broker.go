@@ -30,8 +30,25 @@ import (
 type Options struct {
 	Layout   paths.Layout
 	IdleExit time.Duration // 0: never exit for idleness
+	// RetryMemory is how long the broker remembers a client message id, a
+	// publication's client id and an ack of an id it has not stored, so
+	// that a retry within it is answered duplicate. 0 means
+	// DefaultRetryMemory.
+	RetryMemory time.Duration
 	Logger   *slog.Logger
 	Ready    func() // called once the socket accepts clients (Run only)
+}
+
+// DefaultRetryMemory is the retry memory of a broker whose Options leave
+// it 0.
+const DefaultRetryMemory = 24 * time.Hour
+
+// retryMemory is the TTL of retry-memory entries.
+func (b *Broker) retryMemory() time.Duration {
+	if b.opts.RetryMemory > 0 {
+		return b.opts.RetryMemory
+	}
+	return DefaultRetryMemory
 }
 
 // ErrAlreadyRunning is returned when another broker holds the state dir.

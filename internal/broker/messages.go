@@ -368,7 +368,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 		return err
 	}
 	if p.req.ClientMsgID != "" {
-		e := badgerEntry(p.dkey, p.msg.ID, 24*time.Hour)
+		e := badgerEntry(p.dkey, p.msg.ID, b.retryMemory())
 		if err := txn.SetEntry(e); err != nil {
 			return err
 		}
@@ -607,7 +607,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 					// broker that died before committing it). Remember the ack,
 					// so that a retried send of it (same id) is not stored and
 					// shown again after the holder was told it is acked.
-					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", 24*time.Hour)); err != nil {
+					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", b.retryMemory())); err != nil {
 						return err
 					}
 					continue

@@ -32,6 +32,8 @@ type cmd struct {
 	// Profiling for e2e/bench; hidden from --help.
 	CPUProfile string `name:"cpu-profile" hidden:"" help:"Write a CPU profile to this file until exit."`
 	MemProfile string `name:"mem-profile" hidden:"" help:"Write an allocation profile to this file at exit."`
+	// Shortens the 24-hour retry memory so e2e tests can see it expire.
+	RetryMemory time.Duration `name:"retry-memory" hidden:"" help:"Remember client message ids and acks of unstored ids this long (default 24h)." placeholder:"DUR"`
 }
 
 // Main runs the broker; it returns the exit status.
@@ -79,7 +81,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, Logger: log, Ready: spawn.SignalReady}); err != nil {
+	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, Logger: log, Ready: spawn.SignalReady}); err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		log.Error("broker failed", "err", err)
 		return 1
