@@ -35,8 +35,8 @@ type Options struct {
 	// that a retry within it is answered duplicate. 0 means
 	// DefaultRetryMemory.
 	RetryMemory time.Duration
-	Logger   *slog.Logger
-	Ready    func() // called once the socket accepts clients (Run only)
+	Logger      *slog.Logger
+	Ready       func() // called once the socket accepts clients (Run only)
 }
 
 // DefaultRetryMemory is the retry memory of a broker whose Options leave
