@@ -189,7 +189,13 @@ func (h *H) Start(args ...string) *Proc {
 // StartBin starts any of the built binaries.
 func (h *H) StartBin(bin string, args ...string) *Proc {
 	h.t.Helper()
-	c := h.cmd(context.Background(), bin, args...)
+	return h.startCmd(h.cmd(context.Background(), bin, args...))
+}
+
+// startCmd starts c (made by h.cmd) in the background, collecting its
+// stdout lines; it is killed at cleanup.
+func (h *H) startCmd(c *exec.Cmd) *Proc {
+	h.t.Helper()
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		h.t.Fatal(err)

@@ -497,12 +497,7 @@ func (b *Broker) shutdown() {
 		b.sys.Close()
 	}
 	if b.st != nil {
-		if b.st.Err() == nil {
-			b.persistLastSeen()
-		}
-		if err := b.st.Close(); err != nil && b.st.Err() == nil {
-			b.log.Warn("close store", "err", err)
-		}
+		b.closeStore()
 	}
 	b.release()
 }

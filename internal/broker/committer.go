@@ -238,7 +238,7 @@ func classify(err error) error {
 
 // unavailableReply is the answer to a request the store could not take.
 func unavailableReply(err error) *wire.Error {
-	return wire.Errorf(wire.CodeStoreUnavailable, "%v (not accepted; the broker is stopping)", err)
+	return wire.Errorf(wire.CodeStoreUnavailable, "%v: the broker is stopping, and this request may not have been stored", err)
 }
 
 // Close drains queued ops and stops the loop.

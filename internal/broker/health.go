@@ -17,6 +17,9 @@ const (
 	storeProbeEvery = time.Second
 	// shutdownWait bounds Close.
 	shutdownWait = 5 * time.Second
+	// failedCloseWait bounds closing a store that failed: Badger retries
+	// its last flush forever when it cannot write.
+	failedCloseWait = time.Second
 )
 
 // watchStore probes the store until the broker closes, and stops the broker
@@ -57,4 +60,28 @@ func (b *Broker) storeFailed(err error) {
 		b.cmt.fail(err)
 		close(b.storeDown)
 	})
+}
+
+// closeStore saves last-seen times and closes the store; a store that
+// failed (or fails its probe now) is given failedCloseWait, and is left to
+// the process's exit after that.
+func (b *Broker) closeStore() {
+	if err := b.st.Probe(); err != nil && b.st.Err() == nil {
+		b.storeFailed(err) // found at shutdown: a SIGTERM while the disk fails
+	}
+	if b.st.Err() == nil {
+		b.persistLastSeen()
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.st.Close() }()
+	if b.st.Err() == nil {
+		if err := <-done; err != nil {
+			b.log.Warn("close store", "err", err)
+		}
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(failedCloseWait):
+	}
 }

@@ -156,7 +156,7 @@ func (c *Client) end(err error) {
 		c.mu.Lock()
 		c.endErr = err
 		c.mu.Unlock()
-		c.log.Warn("client stopped", "err", err)
+		c.log.Debug("client stopped", "err", err)
 		close(c.ended)
 		go c.Close() // not from the reconnect goroutine that told us
 	})
