@@ -41,7 +41,7 @@ func healBroker(t *testing.T, h *H, bin string) *Proc {
 	if !filepath.IsAbs(bin) {
 		bin = filepath.Join(binDir, bin)
 	}
-	c := h.cmd(context.Background(), "intercom-broker", "--idle-exit=0")
+	c := h.cmd(context.Background(), "intercom-broker", "--home", h.Home, "--idle-exit=0")
 	c.Path, c.Args[0] = bin, bin
 	p := h.startCmd(c)
 	Eventually(t, msgWait, func() bool {
@@ -278,9 +278,14 @@ func TestFaultHealStoreUnwritableThenWritable(t *testing.T) {
 	h.WriteConfig(`{"idleExitMs": 0}`)
 	broker := healNoDACBroker(t)
 	h.Env = append(h.Env, "INTERCOM_BROKER="+broker)
-	id := healDetachedRecipient(t, h)
-	h.KillBroker()
 	bp := healBroker(t, h, broker)
+	id := healDetachedRecipient(t, h)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := exec.Command("sh", "-c", "ps -eo pid,ppid,args | grep intercom").CombinedOutput()
+			t.Logf("broker %d stderr:\n%s\nps:\n%s", bp.Cmd.Process.Pid, tail(bp.Stderr(), 30), out)
+		}
+	})
 	hs := startHealSender(t, healConnect(t, h, "sender", broker), id)
 	Eventually(t, msgWait, func() bool { return hs.count() >= 20 }, "20 sends accepted")
 	db := h.Layout.DBDir()
@@ -387,16 +392,20 @@ func healUnmount(t *testing.T, mnt string) {
 func TestFaultHealEIO(t *testing.T) {
 	t.Parallel()
 	h, mnt := healLoopHome(t)
-	id := healDetachedRecipient(t, h)
-	h.KillBroker()
 	broker := filepath.Join(binDir, "intercom-broker")
 	bp := healBroker(t, h, broker)
+	id := healDetachedRecipient(t, h)
 	c := healConnect(t, h, "sender", broker)
 	hs := startHealSender(t, c, id)
 	Eventually(t, msgWait, func() bool { return hs.count() >= 20 }, "20 sends accepted")
 
 	f, err := os.Open(mnt)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The test's own files (config.json) on disk first; the broker's
+	// accepted messages are there already.
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		t.Fatal(err)
 	}
 	const ext4IocShutdown, noLogFlush = 0x8004587D, 2 // _IOR('X', 125, __u32); EXT4_GOING_FLAGS_NOLOGFLUSH
@@ -478,9 +487,8 @@ func TestFaultHealSIGTERMWhileStoreFails(t *testing.T) {
 	t.Parallel()
 	h := newH(t)
 	h.WriteConfig(`{"idleExitMs": 0}`)
-	id := healDetachedRecipient(t, h)
-	h.KillBroker()
 	bp := healBroker(t, h, "intercom-broker")
+	id := healDetachedRecipient(t, h)
 	hs := startHealSender(t, healConnect(t, h, "sender", filepath.Join(binDir, "intercom-broker")), id)
 	Eventually(t, msgWait, func() bool { return hs.count() >= 20 }, "20 sends accepted")
 	if err := os.RemoveAll(h.Home); err != nil {
