@@ -345,24 +345,9 @@ func healLoopHome(t *testing.T) (*H, string) {
 		os.RemoveAll(root)
 		t.Skipf("cannot mount %s: %v", dev, err)
 	}
-	home := filepath.Join(mnt, "home")
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &H{t: t, Home: home, Layout: l, Cwd: root}
-	t.Cleanup(func() {
-		h.mu.Lock()
-		procs := h.procs
-		h.mu.Unlock()
-		for _, p := range procs {
-			p.Kill()
-		}
-		h.KillBroker()
+	h := newHIn(t, root, filepath.Join(mnt, "home"), func() {
 		healUnmount(t, mnt)
 		_ = exec.Command("losetup", "-d", dev).Run()
-		os.RemoveAll(root)
-		os.RemoveAll(l.SocketDir())
 	})
 	h.WriteConfig(`{"idleExitMs": 0}`)
 	return h, mnt
