@@ -76,7 +76,9 @@ func (s *Store) Probe() error {
 	if err := s.checkDir(); err != nil {
 		return err
 	}
-	if err := writeProbe(s.dir); err != nil {
+	// A full disk is not a failed store: writes are refused with no_space
+	// until space returns (CheckSpace), and the broker stays up.
+	if err := writeProbe(s.dir); err != nil && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
 		return fmt.Errorf("%w: cannot write in %s: %w", ErrUnavailable, s.dir, err)
 	}
 	return nil
