@@ -57,7 +57,9 @@ func (b *Broker) storeFailed(err error) {
 		b.st.Fail(err)
 		err = b.st.Err()
 		b.log.Error("store unavailable: stopping the broker", "err", err)
-		b.cmt.fail(err)
+		if b.cmt != nil {
+			b.cmt.fail(err)
+		}
 		close(b.storeDown)
 	})
 }
