@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/testenv"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -39,25 +38,7 @@ func newDiskFullH(t *testing.T) (*H, string) {
 		os.RemoveAll(root)
 	}
 	testenv.Need(t, err == nil, "the disk-full test mounts a tmpfs at %s: %v", mnt, err)
-	home := filepath.Join(mnt, "home")
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &H{t: t, Home: home, Layout: l, Cwd: root}
-	t.Cleanup(func() {
-		h.mu.Lock()
-		procs := h.procs
-		h.mu.Unlock()
-		for _, p := range procs {
-			p.Kill()
-		}
-		h.KillBroker()
-		if t.Failed() {
-			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
-				t.Logf("broker.log:\n%s", tail(string(data), 60))
-			}
-		}
+	h := newHIn(t, root, filepath.Join(mnt, "home"), func() {
 		// A killed broker's pid turns zombie before all its threads have
 		// exited and dropped their mappings: EBUSY may last a moment.
 		var uerr error
@@ -70,8 +51,6 @@ func newDiskFullH(t *testing.T) (*H, string) {
 			t.Errorf("unmount %s: %v (detaching it); holders: %v", mnt, uerr, diskFullHolders(mnt))
 			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
-		os.RemoveAll(root)
-		os.RemoveAll(l.SocketDir())
 	})
 	h.WriteConfig(`{"idleExitMs": 0}`)
 	h.Env = append(h.Env, "GORACE=atexit_sleep_ms=0")

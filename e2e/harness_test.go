@@ -87,7 +87,15 @@ func newH(t *testing.T) *H {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := filepath.Join(root, "home")
+	return newHIn(t, root, filepath.Join(root, "home"), nil)
+}
+
+// newHIn makes an H whose home is home, working in root. At cleanup its
+// processes and broker are killed, broker.log is shown if the test failed,
+// release runs (an unmount, say; may be nil), and root and the socket
+// directory are removed.
+func newHIn(t *testing.T, root, home string, release func()) *H {
+	t.Helper()
 	l, err := paths.Resolve(home, "")
 	if err != nil {
 		t.Fatal(err)
@@ -103,8 +111,11 @@ func newH(t *testing.T) *H {
 		h.StopBroker()
 		if t.Failed() {
 			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
-				t.Logf("broker.log:\n%s", tail(string(data), 40))
+				t.Logf("broker.log:\n%s", tail(string(data), 60))
 			}
+		}
+		if release != nil {
+			release()
 		}
 		os.RemoveAll(root)
 		os.RemoveAll(l.SocketDir())
@@ -211,7 +222,13 @@ func (h *H) Start(args ...string) *Proc {
 // StartBin starts any of the built binaries.
 func (h *H) StartBin(bin string, args ...string) *Proc {
 	h.t.Helper()
-	c := h.cmd(context.Background(), bin, args...)
+	return h.startCmd(h.cmd(context.Background(), bin, args...))
+}
+
+// startCmd starts c (made by h.cmd) in the background, collecting its
+// stdout lines; it is killed at cleanup.
+func (h *H) startCmd(c *exec.Cmd) *Proc {
+	h.t.Helper()
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		h.t.Fatal(err)

@@ -84,6 +84,12 @@ type Broker struct {
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
 	closed     bool
+
+	storeDown     chan struct{} // closed once the store is unavailable
+	storeDownOnce sync.Once
+	closeOnce     sync.Once
+	closeDone     chan struct{}
+	releaseOnce   sync.Once
 }
 
 const (
@@ -94,13 +100,14 @@ const (
 	sysUser     = "sys"
 )
 
-// Run starts a broker and serves until ctx is cancelled or it idles out.
+// Run starts a broker and serves until ctx is cancelled, it idles out, or
+// its store becomes unavailable (then it returns an error wrapping
+// ErrStoreUnavailable, after answering the waiting requests with it).
 func Run(ctx context.Context, opts Options) error {
 	b, err := Start(opts)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -109,6 +116,11 @@ func Run(ctx context.Context, opts Options) error {
 		b.log.Info("shutting down", "reason", "signal")
 	case <-b.idle:
 		b.log.Info("shutting down", "reason", "idle", "idle_exit", opts.IdleExit)
+	case <-b.storeDown:
+	}
+	b.Close()
+	if err := b.st.Err(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -128,7 +140,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
 	}
 	b := &Broker{
-		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
+		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(), storeDown: make(chan struct{}), closeDone: make(chan struct{}),
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
 		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
@@ -162,7 +174,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.loadRemotes(); err != nil {
 		return nil, err
 	}
-	b.cmt = newCommitter(b.st, log)
+	b.cmt = newCommitter(b.st, log, b.storeFailed)
 	err, natsDone = <-natsDone, nil
 	if err != nil {
 		return nil, err
@@ -177,6 +189,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = pidfile.Write(l.PidFile()); err != nil {
 		return nil, err
 	}
+	go b.watchStore()
 	b.mu.Lock()
 	b.armIdleLocked()
 	b.mu.Unlock()
@@ -299,6 +312,9 @@ func toWireError(err error) *wire.Error {
 	var we *wire.Error
 	if errors.As(err, &we) {
 		return we
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return unavailableReply(err)
 	}
 	return wire.Errorf(wire.CodeInternal, "%v", err)
 }
@@ -438,9 +454,27 @@ func (b *Broker) armIdleLocked() {
 	})
 }
 
-// Close shuts the broker down: no new connections, NATS stopped, the store
-// closed, socket and pid file removed. It is idempotent.
+// Close shuts the broker down: no new connections, queued writes drained
+// to disk and answered, NATS stopped, the store closed, socket and pid file
+// removed. Whatever the store is doing, it returns within shutdownWait (a
+// write or flush into a failing disk may never end; everything accepted is
+// already in Badger's write-ahead log). It is idempotent.
 func (b *Broker) Close() {
+	b.closeOnce.Do(func() {
+		go func() {
+			defer close(b.closeDone)
+			b.shutdown()
+		}()
+	})
+	select {
+	case <-b.closeDone:
+	case <-time.After(shutdownWait):
+		b.log.Warn("shutdown did not finish in time; exiting without closing the store (everything accepted is in its write-ahead log)", "waited", shutdownWait)
+		b.release()
+	}
+}
+
+func (b *Broker) shutdown() {
 	b.mu.Lock()
 	if b.idleT != nil {
 		b.idleT.Stop()
@@ -458,10 +492,20 @@ func (b *Broker) Close() {
 	}
 	b.mu.Unlock()
 	if b.gw != nil {
-		b.gw.Close()
+		b.gw.StopAccepting()
 	}
 	if b.cmt != nil {
 		b.cmt.Close()
+	}
+	if b.nc != nil {
+		_ = b.nc.FlushTimeout(time.Second) // answers reach the server before it stops
+	}
+	if b.srv != nil {
+		b.srv.Shutdown() // flushes what clients were sent, then closes them
+		b.srv.WaitForShutdown()
+	}
+	if b.gw != nil {
+		b.gw.Close()
 	}
 	if b.nc != nil {
 		b.nc.Close()
@@ -469,18 +513,18 @@ func (b *Broker) Close() {
 	if b.sys != nil {
 		b.sys.Close()
 	}
-	if b.srv != nil {
-		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
-	}
 	if b.st != nil {
-		b.persistLastSeen()
-		if err := b.st.Close(); err != nil {
-			b.log.Warn("close store", "err", err)
+		b.closeStore()
+	}
+	b.release()
+}
+
+// release removes the pid file and drops the broker lock, once.
+func (b *Broker) release() {
+	b.releaseOnce.Do(func() {
+		if b.lock != nil {
+			pidfile.Remove(b.opts.Layout.PidFile())
+			b.lock.Close()
 		}
-	}
-	if b.lock != nil {
-		pidfile.Remove(b.opts.Layout.PidFile())
-		b.lock.Close()
-	}
+	})
 }

@@ -83,8 +83,9 @@ func (b *Broker) onSend(m *nats.Msg) {
 		after = func(err error) { b.afterRemoteSend(m, p, err) }
 	}
 	// Read before the committer owns p. A retry's first send was pushed
-	// already; while the disk is full nothing is pushed that may be refused.
-	early := p.remote == "" && !p.retry && !b.cmt.lowSpace()
+	// already; while the disk is full or the store failed nothing is pushed
+	// that may be refused.
+	early := p.remote == "" && !p.retry && !b.cmt.lowSpace() && b.st.Err() == nil
 	msg, dkey := p.msg, p.dkey
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },

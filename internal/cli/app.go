@@ -160,11 +160,15 @@ type exitError struct {
 func (e exitError) Error() string { return e.msg }
 
 // connect opens a client with the configured home and socket.
-func (e *env) connect() (*intercom.Client, error) {
+func (e *env) connect() (*intercom.Client, error) { return e.connectHome(false) }
+
+// connectHome is connect; with existing, a missing home is an error
+// (intercom.ErrHomeGone) rather than created with a new broker.
+func (e *env) connectHome(existing bool) (*intercom.Client, error) {
 	return intercom.Connect(e.ctx, intercom.Options{
 		Home: e.g.Home, Socket: e.g.Socket,
 		BrokerCommand: e.cfg.BrokerCommand, BrokerArgs: e.cfg.BrokerArgs,
-		Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "intercom-cli",
+		Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "intercom-cli", ExistingHome: existing,
 	})
 }
 

@@ -83,6 +83,8 @@ func (a *AttachCmd) Run(e *env) error {
 			_ = s.Detach(ctx)
 			cancel()
 			return nil
+		case <-c.Done():
+			return c.Err()
 		case <-reconnected:
 			if e.g.JSON {
 				_ = e.printJSONTo(out, map[string]any{"event": "reconnected", "id": info.ID, "name": info.Name})

@@ -56,7 +56,9 @@ func (h *HookCmd) Run(e *env) error {
 }
 
 func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
-	c, err := e.connect()
+	// Only SessionStart may be a first use; any later event continues a
+	// session, so a missing home was deleted under it: say so, start nothing.
+	c, err := e.connectHome(h.Event != hooks.SessionStart)
 	if err != nil {
 		return err
 	}
@@ -262,6 +264,8 @@ func (h *HoldCmd) Run(e *env) error {
 		select {
 		case <-e.ctx.Done():
 			return s.Detach(e.ctx)
+		case <-c.Done():
+			return c.Err()
 		case <-t.C:
 			if h.Pid > 0 && syscall.Kill(h.Pid, 0) != nil {
 				return s.Detach(e.ctx)

@@ -39,6 +39,10 @@ type Options struct {
 	Name          string        // connection name, for logs
 	Timeout       time.Duration // per request (default 8s)
 	Logger        *slog.Logger
+	// ExistingHome: the home must exist already (the caller is continuing
+	// work there); if it is missing, Connect returns ErrHomeGone instead
+	// of creating it and starting a broker. Reconnects always behave so.
+	ExistingHome bool
 }
 
 // Client is a connection to the broker. It reconnects by itself (and
@@ -54,6 +58,9 @@ type Client struct {
 	hooks    []func()
 	closed   bool
 	reconnMu sync.Mutex
+	ended    chan struct{} // closed when the client stopped for good (end)
+	endErr   error
+	endOnce  sync.Once
 }
 
 // Connect dials the broker, starting one when none answers.
@@ -68,14 +75,17 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}}
-	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn}
+	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, ended: make(chan struct{})}
+	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn, ExistingHome: o.ExistingHome}
 	// The first dial happens here so that its error is ours, not NATS's.
 	first, err := sp.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d := &dialer{sp: sp, first: first}
+	// From now on the home is known to have existed: if it disappears, the
+	// client ends rather than start a broker in a new, empty one.
+	sp.ExistingHome = true
+	d := &dialer{sp: sp, first: first, gone: c.end}
 	name := o.Name
 	if name == "" {
 		name = "intercom-client"
@@ -119,6 +129,7 @@ type dialer struct {
 	sp    *spawn.Spawner
 	mu    sync.Mutex
 	first net.Conn
+	gone  func(error) // told when the home has disappeared
 }
 
 func (d *dialer) Dial(_, _ string) (net.Conn, error) {
@@ -131,7 +142,36 @@ func (d *dialer) Dial(_, _ string) (net.Conn, error) {
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return d.sp.Dial(ctx)
+	c, err := d.sp.Dial(ctx)
+	if errors.Is(err, spawn.ErrHomeGone) {
+		d.gone(err)
+	}
+	return c, err
+}
+
+// end stops the client for good with err: it closes the connection (no
+// more reconnects), and Done and Err report it.
+func (c *Client) end(err error) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.endErr = err
+		c.mu.Unlock()
+		c.log.Debug("client stopped", "err", err)
+		close(c.ended)
+		go c.Close() // not from the reconnect goroutine that told us
+	})
+}
+
+// Done is closed when the client has stopped by itself for good: its
+// INTERCOM_HOME was deleted while in use (Err says so). A holder should
+// then exit.
+func (c *Client) Done() <-chan struct{} { return c.ended }
+
+// Err is why the client stopped by itself (wrapping ErrHomeGone), or nil.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endErr
 }
 
 // OnReconnect registers fn to run (in its own goroutine) after every
@@ -176,6 +216,9 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, 
 	}
 	msg, err := c.nc.RequestWithContext(ctx, subj, data)
 	if err != nil {
+		if e := c.Err(); e != nil {
+			return nil, e
+		}
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
 			return nil, fmt.Errorf("%w: no answer to %s in time", ErrNoBroker, subj)
 		}

@@ -276,8 +276,11 @@ const (
 	CodeAskBusy     = "ask_in_progress"
 	CodePeerOffline = "peer_offline"
 	CodeNoSpace     = "no_space"
-	CodeInternal    = "internal"
-	CodeFull        = "full"
+	// CodeStoreUnavailable: the broker's store cannot be written (its home
+	// was deleted, made read-only, or the disk fails); the broker stops.
+	CodeStoreUnavailable = "store_unavailable"
+	CodeInternal         = "internal"
+	CodeFull             = "full"
 )
 
 // Error is a broker error reply.
