@@ -98,8 +98,7 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 		for i := range ids {
 			ids[i] = msgs[i].ID
 		}
-		_, err = c.Ack(e.ctx, sid, ids...)
-		return true, err
+		return true, c.AckShown(e.ctx, sid, ids...)
 	}
 	switch h.Event {
 	case hooks.SessionStart:
@@ -115,7 +114,7 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 			for i := range ids {
 				ids[i] = msgs[i].ID
 			}
-			_, err = c.Ack(e.ctx, sid, ids...)
+			err = c.AckShown(e.ctx, sid, ids...)
 		}
 		return err
 	case hooks.UserPromptSubmit:
@@ -266,6 +265,10 @@ func (h *HoldCmd) Run(e *env) error {
 			if h.Pid > 0 && syscall.Kill(h.Pid, 0) != nil {
 				return s.Detach(e.ctx)
 			}
+			// Acks a hook or `wait` of this session could not get confirmed.
+			if err := s.RetryAcks(e.ctx); err != nil {
+				e.log.Debug("journaled acks not confirmed yet", "err", err)
+			}
 		}
 	}
 }
@@ -338,8 +341,8 @@ func (w *WaitCmd) Run(e *env) error {
 		for i, m := range wake {
 			ids[i] = m.ID
 		}
-		if _, err := c.Ack(e.ctx, sid, ids...); err != nil {
-			return err
+		if err := c.AckShown(e.ctx, sid, ids...); err != nil {
+			e.log.Warn("ack not confirmed; the session's holder retries it", "err", err)
 		}
 		return exitError{code: 2}
 	}

@@ -23,6 +23,8 @@ var (
 	ErrPeerOffline = &wire.Error{Code: wire.CodePeerOffline}
 	ErrNoSpace     = &wire.Error{Code: wire.CodeNoSpace}
 	ErrFull        = &wire.Error{Code: wire.CodeFull}
+	// ErrHeld: the session asked for by id is held by another live holder.
+	ErrHeld = &wire.Error{Code: wire.CodeHeld}
 
 	// ErrNoBroker: no broker answered and none could be started.
 	ErrNoBroker = spawn.ErrNoBroker
