@@ -609,6 +609,9 @@ func (b *Broker) onAck(m *nats.Msg) {
 					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", 24*time.Hour)); err != nil {
 						return err
 					}
+					if err := b.keepUnstoredTrace(txn, req.SessionID, id); err != nil {
+						return err
+					}
 					continue
 				}
 				if err != nil {

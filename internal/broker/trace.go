@@ -255,8 +255,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 	return out, nil
 }
 
-// keepTrace writes the delivery timeline of a message being acknowledged:
-// its events in memory and in the store, which it folds in.
+// keepTrace writes the delivery timeline of a message being acknowledged.
 func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
 	v, err := store.Get(txn, string(key))
 	if err != nil {
@@ -267,18 +266,47 @@ func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
 		return nil
 	}
 	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
+	if st.Pushed, st.Fetched, err = b.foldEvents(txn, id); err != nil {
+		return err
+	}
+	return putTrace(txn, id, st)
+}
+
+// foldEvents returns id's events, stored and in memory, and deletes the
+// stored ones: the trace record being written takes them over.
+func (b *Broker) foldEvents(txn *store.Txn, id string) (pushed, fetched []time.Time, err error) {
 	pushed, fetched, keys := storedEvents(txn, id)
 	b.mu.Lock()
 	if t := b.traces[id]; t != nil {
 		pushed, fetched = append(pushed, t.pushed...), append(fetched, t.fetched...)
 	}
 	b.mu.Unlock()
-	st.Pushed, st.Fetched = mergeTimes(pushed), mergeTimes(fetched)
 	for _, k := range keys {
 		if err := txn.Delete([]byte(k)); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
+	return mergeTimes(pushed), mergeTimes(fetched), nil
+}
+
+// keepUnstoredTrace records the ack of an id that is not stored: acked
+// again (its trace is kept already), or acked before its send was committed
+// (pushed early by a broker that died, then retried), which the retried send
+// finds (ackedKey) and does not store. The trace then says acked, with the
+// events known and no stored time.
+func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
+	if _, err := store.Get(txn, traceKey(id)); err != store.ErrNotFound {
+		return nil // kept already, or unreadable: leave it
+	}
+	st := storedTrace{To: sid, Acked: time.Now().UTC()}
+	var err error
+	if st.Pushed, st.Fetched, err = b.foldEvents(txn, id); err != nil {
+		return err
+	}
+	return putTrace(txn, id, st)
+}
+
+func putTrace(txn *store.Txn, id string, st storedTrace) error {
 	data, _ := json.Marshal(st)
 	return txn.SetEntry(badgerEntry(traceKey(id), string(data), traceTTL))
 }

@@ -372,15 +372,25 @@ func (t *TraceCmd) Run(e *env) error {
 	if e.g.JSON {
 		return e.printJSON(tr)
 	}
-	fmt.Fprintf(e.stdout, "message %s from %s to %s: %s\n  stored    %s\n", tr.ID, tr.From.Name, tr.To, tr.State, tr.Stored.Format(time.RFC3339Nano))
+	at := func(t time.Time) string { // absolute, and since stored when it was
+		if tr.Stored.IsZero() {
+			return t.Format(time.RFC3339Nano)
+		}
+		return fmt.Sprintf("%s (+%s)", t.Format(time.RFC3339Nano), t.Sub(tr.Stored))
+	}
+	if tr.Stored.IsZero() {
+		fmt.Fprintf(e.stdout, "message %s to %s: %s\n  stored    never (acknowledged before its send was committed)\n", tr.ID, tr.To, tr.State)
+	} else {
+		fmt.Fprintf(e.stdout, "message %s from %s to %s: %s\n  stored    %s\n", tr.ID, tr.From.Name, tr.To, tr.State, tr.Stored.Format(time.RFC3339Nano))
+	}
 	for _, p := range tr.Pushed {
-		fmt.Fprintf(e.stdout, "  pushed    %s (+%s)\n", p.Format(time.RFC3339Nano), p.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  pushed    %s\n", at(p))
 	}
 	for _, f := range tr.Fetched {
-		fmt.Fprintf(e.stdout, "  fetched   %s (+%s)\n", f.Format(time.RFC3339Nano), f.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  fetched   %s\n", at(f))
 	}
 	if tr.Acked != nil {
-		fmt.Fprintf(e.stdout, "  delivered %s (+%s)\n", tr.Acked.Format(time.RFC3339Nano), tr.Acked.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  delivered %s\n", at(*tr.Acked))
 	}
 	return nil
 }
