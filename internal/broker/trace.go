@@ -18,7 +18,8 @@ import (
 // op at a time, so events share the fsync of the next send instead of
 // costing their own. A broker restart therefore keeps the timeline; only
 // events of the last moment before a crash (not yet committed) can be
-// missing. An ack folds the events into the stored trace (trace/<id>).
+// missing. An ack writes the stored trace (trace/<id>) with the events in
+// memory; the event keys expire with it and traceOf merges both.
 // A peek (inbox --peek, status) is not a fetch and records nothing.
 
 const (
@@ -177,8 +178,8 @@ type storedTrace struct {
 	Acked   time.Time   `json:"acked_at"`
 }
 
-// storedEvents reads the event keys of id; keys lists them.
-func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time, keys []string) {
+// storedEvents reads the event keys of id.
+func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time) {
 	store.Keys(txn, traceEventPrefix(id), func(key string) bool {
 		if ev, ok := parseTraceEvent(id, key); ok {
 			if ev.fetch {
@@ -186,11 +187,10 @@ func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time, keys 
 			} else {
 				pushed = append(pushed, ev.at)
 			}
-			keys = append(keys, key)
 		}
 		return true
 	})
-	return pushed, fetched, keys
+	return pushed, fetched
 }
 
 // mergeTimes returns the distinct times of all lists, oldest first.
@@ -208,7 +208,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 	out := &wire.Trace{ID: req.ID}
 	found := false
 	err := b.st.View(func(txn *store.Txn) error {
-		out.Pushed, out.Fetched, _ = storedEvents(txn, req.ID)
+		out.Pushed, out.Fetched = storedEvents(txn, req.ID)
 		if v, err := store.Get(txn, traceKey(req.ID)); err == nil {
 			var st storedTrace
 			if json.Unmarshal(v, &st) == nil {
@@ -266,27 +266,21 @@ func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
 		return nil
 	}
 	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
-	if st.Pushed, st.Fetched, err = b.foldEvents(txn, id); err != nil {
-		return err
-	}
+	st.Pushed, st.Fetched = b.memEvents(id)
 	return putTrace(txn, id, st)
 }
 
-// foldEvents returns id's events, stored and in memory, and deletes the
-// stored ones: the trace record being written takes them over.
-func (b *Broker) foldEvents(txn *store.Txn, id string) (pushed, fetched []time.Time, err error) {
-	pushed, fetched, keys := storedEvents(txn, id)
+// memEvents returns id's events this broker recorded. The stored event
+// keys are not read here (an iterator per acked message is too costly on
+// the ack path) nor deleted: they expire with the trace, and traceOf merges
+// them in, which is how events from before a restart show.
+func (b *Broker) memEvents(id string) (pushed, fetched []time.Time) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if t := b.traces[id]; t != nil {
-		pushed, fetched = append(pushed, t.pushed...), append(fetched, t.fetched...)
+		return append([]time.Time(nil), t.pushed...), append([]time.Time(nil), t.fetched...)
 	}
-	b.mu.Unlock()
-	for _, k := range keys {
-		if err := txn.Delete([]byte(k)); err != nil {
-			return nil, nil, err
-		}
-	}
-	return mergeTimes(pushed), mergeTimes(fetched), nil
+	return nil, nil
 }
 
 // keepUnstoredTrace records the ack of an id that is not stored: acked
@@ -299,10 +293,7 @@ func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
 		return nil // kept already, or unreadable: leave it
 	}
 	st := storedTrace{To: sid, Acked: time.Now().UTC()}
-	var err error
-	if st.Pushed, st.Fetched, err = b.foldEvents(txn, id); err != nil {
-		return err
-	}
+	st.Pushed, st.Fetched = b.memEvents(id)
 	return putTrace(txn, id, st)
 }
 
