@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -154,6 +156,7 @@ func TestFaultLostAckRetriedAfterReconnect(t *testing.T) {
 type pipedProc struct {
 	t     *testing.T
 	cmd   *exec.Cmd
+	pipe  *os.File
 	out   *bufio.Reader
 	errb  *syncBuf
 	lines chan string
@@ -167,7 +170,7 @@ func startPiped(t *testing.T, h *H, args ...string) *pipedProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pipedProc{t: t, cmd: cmd, out: bufio.NewReaderSize(stdout, 4<<20), errb: &syncBuf{b: &bytes.Buffer{}},
+	p := &pipedProc{t: t, cmd: cmd, pipe: stdout.(*os.File), out: bufio.NewReaderSize(stdout, 4<<20), errb: &syncBuf{b: &bytes.Buffer{}},
 		lines: make(chan string), done: make(chan struct{})}
 	cmd.Stderr = p.errb
 	if err := cmd.Start(); err != nil {
@@ -180,6 +183,17 @@ func startPiped(t *testing.T, h *H, args ...string) *pipedProc {
 		<-p.done
 	})
 	return p
+}
+
+// awaitWriting waits until the process has written into its stdout pipe
+// more than the test has read: it got what it prints and is printing it
+// (blocked, if the line is longer than the pipe holds).
+func (p *pipedProc) awaitWriting() {
+	p.t.Helper()
+	Eventually(p.t, msgWait, func() bool {
+		n, err := unix.IoctlGetInt(int(p.pipe.Fd()), unix.TIOCINQ) // FIONREAD: bytes waiting in the pipe
+		return err == nil && n > 0 && p.out.Buffered() == 0
+	}, "%v to print", p.cmd.Args)
 }
 
 func (p *pipedProc) stderr() string {
@@ -233,11 +247,8 @@ func TestFaultAttachLostAckRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Pushed, and attach is stuck printing it: it has not acked.
-	Eventually(t, msgWait, func() bool {
-		tr, err := c.Trace(ctx, sent.ID)
-		return err == nil && tr.State == "pushed"
-	}, "the message to be pushed")
+	// Attach got it and is stuck printing it: it has not acked.
+	p.awaitWriting()
 	awaitTraceStored(t, c)
 	freezeBroker(t, h)
 	killedAt := time.Now()
@@ -433,10 +444,7 @@ func TestFaultFetchedAckJournaled(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := startPiped(t, h, "--session", sid, "--json", "wait", "--timeout", "1m")
-		Eventually(t, msgWait, func() bool {
-			tr, err := c.Trace(ctx, sent.ID)
-			return err == nil && tr.State == "fetched"
-		}, "wait to fetch the message")
+		w.awaitWriting() // fetched, printing, not acked
 		awaitTraceStored(t, c)
 		freezeBroker(t, h)
 		var out struct {
