@@ -67,6 +67,20 @@ func procState(pid int) byte {
 	return s[i+2]
 }
 
+// ackHolder connects an in-process client holding session "held" and an
+// ephemeral sender session on it.
+func ackHolder(t *testing.T, h *H) (*intercom.Client, *intercom.Session, string) {
+	t.Helper()
+	c := msgClient(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), msgWait)
+	defer cancel()
+	held, err := c.Attach(ctx, intercom.AttachOptions{Name: "held", Cwd: h.Cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, held, msgSender(t, h, c, "src")
+}
+
 // TestFaultLostAckRetriedAfterReconnect: a pkg/intercom holder (as used by
 // attach, the MCP server and the UI) shows a message; its ack goes to a
 // frozen broker and fails; the broker is killed. After the reconnect the
@@ -76,14 +90,9 @@ func procState(pid int) byte {
 func TestFaultLostAckRetriedAfterReconnect(t *testing.T) {
 	t.Parallel()
 	h := newMsgH(t)
-	c := msgClient(t, h)
+	c, held, src := ackHolder(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*msgWait)
 	defer cancel()
-	held, err := c.Attach(ctx, intercom.AttachOptions{Name: "held", Cwd: h.Cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := msgSender(t, h, c, "src")
 	reconnected := make(chan struct{}, 8)
 	c.OnReconnect(func() { reconnected <- struct{}{} })
 	sent, err := c.Send(ctx, wire.SendRequest{From: src, To: held.ID(), Text: "shown once"})
@@ -293,21 +302,16 @@ func TestFaultAttachLostAckRetried(t *testing.T) {
 func TestFaultAckRetriedWithoutReconnect(t *testing.T) {
 	t.Parallel()
 	h := newMsgH(t)
-	c := msgClient(t, h)
+	c, held, src := ackHolder(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*msgWait)
 	defer cancel()
-	held, err := c.Attach(ctx, intercom.AttachOptions{Name: "held", Cwd: h.Cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := msgSender(t, h, c, "src")
 	if _, err := c.Send(ctx, wire.SendRequest{From: src, To: held.ID(), Text: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	m := <-held.Messages()
 	pid := freezeBroker(t, h)
 	actx, acancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	err = held.Ack(actx, m.ID)
+	err := held.Ack(actx, m.ID)
 	acancel()
 	if err == nil {
 		t.Fatal("a frozen broker confirmed an ack")
