@@ -80,6 +80,7 @@ type Broker struct {
 	targets    map[string]string              // display targets; nil after sessions change
 	waiters    map[string][]chan struct{}     // intercom wait / inbox --wait
 	traces     map[string]*trace              // push/fetch times of unacked messages
+	tlog       traceLog                       // trace events on their way to the store
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
@@ -175,6 +176,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	b.cmt = newCommitter(b.st, log, b.storeFailed)
+	b.startTraceWriter()
 	err, natsDone = <-natsDone, nil
 	if err != nil {
 		return nil, err
@@ -495,6 +497,7 @@ func (b *Broker) shutdown() {
 		b.gw.StopAccepting()
 	}
 	if b.cmt != nil {
+		b.stopTraceWriter()
 		b.cmt.Close()
 	}
 	if b.nc != nil {

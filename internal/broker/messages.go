@@ -508,8 +508,7 @@ func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
 // pushOneLocked hands one message to s's holder and records when.
 func (b *Broker) pushOneLocked(s *session, m *wire.Message, now time.Time) {
 	s.inflight[m.ID] = true
-	t := b.traceLocked(m.ID)
-	t.pushed = append(t.pushed, now.UTC())
+	b.recordLocked(m.ID, now, false)
 	b.publish(wire.Deliver(s.ID, s.token), m)
 }
 
@@ -611,6 +610,9 @@ func (b *Broker) onAck(m *nats.Msg) {
 					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", b.retryMemory())); err != nil {
 						return err
 					}
+					if err := b.keepUnstoredTrace(txn, req.SessionID, id); err != nil {
+						return err
+					}
 					continue
 				}
 				if err != nil {
@@ -665,7 +667,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 // inbox returns stored messages that may be delivered now, for harnesses
 // that fetch at tool boundaries instead of holding a connection.
 func (b *Broker) inbox(req wire.InboxRequest) (*wire.InboxReply, error) {
-	out, err := b.deliverable(req.SessionID, req.Limit, true)
+	out, err := b.deliverable(req.SessionID, req.Limit, !req.Peek)
 	if err != nil {
 		return nil, err
 	}
@@ -702,8 +704,7 @@ func (b *Broker) deliverable(sid string, limit int, recordFetch bool) ([]wire.Me
 			continue
 		}
 		if recordFetch {
-			t := b.traceLocked(m.ID)
-			t.fetched = append(t.fetched, now.UTC())
+			b.recordLocked(m.ID, now, true)
 		}
 		out = append(out, *m)
 		if limit > 0 && len(out) >= limit {

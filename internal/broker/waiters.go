@@ -6,17 +6,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Inbox waiters (intercom wait, inbox --wait) and delivery timelines.
-
-const maxTraces = 100000
-
-type trace struct {
-	pushed, fetched []time.Time
-}
+// Inbox waiters (intercom wait, inbox --wait).
 
 // wakeWaitersLocked releases everyone waiting for mail for sid.
 func (b *Broker) wakeWaitersLocked(sid string) {
@@ -90,101 +83,4 @@ func (b *Broker) inboxPeek(sid string, wakeOnly bool) bool {
 		}
 	}
 	return false
-}
-
-func (b *Broker) traceLocked(id string) *trace {
-	t := b.traces[id]
-	if t == nil {
-		if len(b.traces) >= maxTraces {
-			for k := range b.traces {
-				delete(b.traces, k)
-				break
-			}
-		}
-		t = &trace{}
-		b.traces[id] = t
-	}
-	return t
-}
-
-func traceKey(id string) string { return "trace/" + id }
-
-// storedTrace is the timeline kept after an ack.
-type storedTrace struct {
-	From    wire.Peer   `json:"from"`
-	To      string      `json:"to"`
-	Stored  time.Time   `json:"stored_at"`
-	Pushed  []time.Time `json:"pushed_at,omitempty"`
-	Fetched []time.Time `json:"fetched_at,omitempty"`
-	Acked   time.Time   `json:"acked_at"`
-}
-
-// traceOf answers `intercom trace`.
-func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
-	out := &wire.Trace{ID: req.ID}
-	found := false
-	err := b.st.View(func(txn *store.Txn) error {
-		if v, err := store.Get(txn, traceKey(req.ID)); err == nil {
-			var st storedTrace
-			if json.Unmarshal(v, &st) == nil {
-				acked := st.Acked
-				out.From, out.To, out.Stored, out.Pushed, out.Fetched, out.Acked = st.From, st.To, st.Stored, st.Pushed, st.Fetched, &acked
-				out.State, found = "acked", true
-			}
-			return nil
-		}
-		key, err := store.Get(txn, midxKey(req.ID))
-		if err != nil {
-			return nil
-		}
-		v, err := store.Get(txn, string(key))
-		if err != nil {
-			return nil
-		}
-		var m wire.Message
-		if json.Unmarshal(v, &m) == nil {
-			out.From, out.To, out.Stored, out.State, found = m.From, m.To, m.SentAt, "stored", true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, wire.Errorf(wire.CodeNotFound, "no message %q (unknown, or acknowledged more than 7 days ago)", req.ID)
-	}
-	if out.State == "stored" {
-		b.mu.Lock()
-		if t := b.traces[req.ID]; t != nil {
-			out.Pushed, out.Fetched = append([]time.Time(nil), t.pushed...), append([]time.Time(nil), t.fetched...)
-		}
-		b.mu.Unlock()
-		switch {
-		case len(out.Pushed) > 0:
-			out.State = "pushed"
-		case len(out.Fetched) > 0:
-			out.State = "fetched"
-		}
-	}
-	return out, nil
-}
-
-// keepTrace writes the delivery timeline of a message being acknowledged.
-func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
-	v, err := store.Get(txn, string(key))
-	if err != nil {
-		return nil
-	}
-	var m wire.Message
-	if json.Unmarshal(v, &m) != nil {
-		return nil
-	}
-	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
-	b.mu.Lock()
-	if t := b.traces[id]; t != nil {
-		st.Pushed, st.Fetched = append([]time.Time(nil), t.pushed...), append([]time.Time(nil), t.fetched...)
-	}
-	b.mu.Unlock()
-	data, _ := json.Marshal(st)
-	return txn.SetEntry(badgerEntry(traceKey(id), string(data), 7*24*time.Hour))
 }

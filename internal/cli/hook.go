@@ -100,8 +100,7 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 		for i := range ids {
 			ids[i] = msgs[i].ID
 		}
-		_, err = c.Ack(e.ctx, sid, ids...)
-		return true, err
+		return true, c.AckShown(e.ctx, sid, ids...)
 	}
 	switch h.Event {
 	case hooks.SessionStart:
@@ -117,7 +116,7 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 			for i := range ids {
 				ids[i] = msgs[i].ID
 			}
-			_, err = c.Ack(e.ctx, sid, ids...)
+			err = c.AckShown(e.ctx, sid, ids...)
 		}
 		return err
 	case hooks.UserPromptSubmit:
@@ -270,6 +269,10 @@ func (h *HoldCmd) Run(e *env) error {
 			if h.Pid > 0 && syscall.Kill(h.Pid, 0) != nil {
 				return s.Detach(e.ctx)
 			}
+			// Acks a hook or `wait` of this session could not get confirmed.
+			if err := s.RetryAcks(e.ctx); err != nil {
+				e.log.Debug("journaled acks not confirmed yet", "err", err)
+			}
 		}
 	}
 }
@@ -342,8 +345,8 @@ func (w *WaitCmd) Run(e *env) error {
 		for i, m := range wake {
 			ids[i] = m.ID
 		}
-		if _, err := c.Ack(e.ctx, sid, ids...); err != nil {
-			return err
+		if err := c.AckShown(e.ctx, sid, ids...); err != nil {
+			e.log.Warn("ack not confirmed; the session's holder retries it", "err", err)
 		}
 		return exitError{code: 2}
 	}
@@ -373,15 +376,25 @@ func (t *TraceCmd) Run(e *env) error {
 	if e.g.JSON {
 		return e.printJSON(tr)
 	}
-	fmt.Fprintf(e.stdout, "message %s from %s to %s: %s\n  stored    %s\n", tr.ID, tr.From.Name, tr.To, tr.State, tr.Stored.Format(time.RFC3339Nano))
+	at := func(t time.Time) string { // absolute, and since stored when it was
+		if tr.Stored.IsZero() {
+			return t.Format(time.RFC3339Nano)
+		}
+		return fmt.Sprintf("%s (+%s)", t.Format(time.RFC3339Nano), t.Sub(tr.Stored))
+	}
+	if tr.Stored.IsZero() {
+		fmt.Fprintf(e.stdout, "message %s to %s: %s\n  stored    never (acknowledged before its send was committed)\n", tr.ID, tr.To, tr.State)
+	} else {
+		fmt.Fprintf(e.stdout, "message %s from %s to %s: %s\n  stored    %s\n", tr.ID, tr.From.Name, tr.To, tr.State, tr.Stored.Format(time.RFC3339Nano))
+	}
 	for _, p := range tr.Pushed {
-		fmt.Fprintf(e.stdout, "  pushed    %s (+%s)\n", p.Format(time.RFC3339Nano), p.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  pushed    %s\n", at(p))
 	}
 	for _, f := range tr.Fetched {
-		fmt.Fprintf(e.stdout, "  fetched   %s (+%s)\n", f.Format(time.RFC3339Nano), f.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  fetched   %s\n", at(f))
 	}
 	if tr.Acked != nil {
-		fmt.Fprintf(e.stdout, "  delivered %s (+%s)\n", tr.Acked.Format(time.RFC3339Nano), tr.Acked.Sub(tr.Stored))
+		fmt.Fprintf(e.stdout, "  delivered %s\n", at(*tr.Acked))
 	}
 	return nil
 }

@@ -43,7 +43,11 @@ func (in *InboxCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := c.Inbox(e.ctx, self, in.Limit)
+	fetch := c.Inbox
+	if in.Peek {
+		fetch = c.Peek // looking is not fetching: the trace records no fetch
+	}
+	msgs, err := fetch(e.ctx, self, in.Limit)
 	if err != nil {
 		return err
 	}
@@ -77,8 +81,7 @@ func (in *InboxCmd) Run(e *env) error {
 	for i, m := range msgs {
 		ids[i] = m.ID
 	}
-	_, err = c.Ack(e.ctx, self, ids...)
-	return err
+	return c.AckShown(e.ctx, self, ids...)
 }
 
 // waitOne waits up to d for a deliverable message and fetches it.

@@ -333,21 +333,14 @@ func (c *Client) isClosed() bool {
 }
 
 // Ack confirms that messages were handed on; they are never delivered again.
+// It is one request: a holder acks through Session.Ack, a process that
+// fetched with Inbox through AckShown, which both keep a failed ack.
 func (c *Client) Ack(ctx context.Context, sessionID string, ids ...string) (int, error) {
 	res, err := call[wire.AckReply](ctx, c, wire.SubjAck, wire.AckRequest{SessionID: sessionID, IDs: ids})
 	if err != nil {
 		return 0, err
 	}
 	return res.Acked, nil
-}
-
-// Inbox fetches stored messages that may be delivered now (without acking).
-func (c *Client) Inbox(ctx context.Context, sessionID string, limit int) ([]wire.Message, error) {
-	res, err := call[wire.InboxReply](ctx, c, wire.SubjInbox, wire.InboxRequest{SessionID: sessionID, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
 }
 
 // Pending lists unresolved asks addressed to a session.

@@ -26,6 +26,8 @@ var (
 	// is gone, unwritable or failing) and is stopping.
 	ErrStoreUnavailable = &wire.Error{Code: wire.CodeStoreUnavailable}
 	ErrFull             = &wire.Error{Code: wire.CodeFull}
+	// ErrHeld: the session asked for by id is held by another live holder.
+	ErrHeld = &wire.Error{Code: wire.CodeHeld}
 
 	// ErrNoBroker: no broker answered and none could be started.
 	ErrNoBroker = spawn.ErrNoBroker
