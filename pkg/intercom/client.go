@@ -54,6 +54,7 @@ type Client struct {
 	hooks    []func()
 	closed   bool
 	reconnMu sync.Mutex
+	reconn   chan struct{} // closed at the next reconnection
 }
 
 // Connect dials the broker, starting one when none answers.
@@ -68,7 +69,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}}
+	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, reconn: make(chan struct{})}
 	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn}
 	// The first dial happens here so that its error is ours, not NATS's.
 	first, err := sp.Dial(ctx)
@@ -339,14 +340,57 @@ func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Re
 // InboxWait blocks until sessionID has a deliverable message (true) or
 // timeout passes (false). It does not take the message: use Inbox.
 // With wakeOnly, passive messages (which never wake anyone) are ignored.
+// It outlives a broker restart: the wait is asked again once the client has
+// reconnected, so a message stored meanwhile ends it.
 func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
-	defer cancel()
-	res, err := call[wire.InboxWaitReply](ctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: timeout.Milliseconds(), WakeOnly: wakeOnly})
-	if err != nil {
-		return false, err
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		reconnected := c.nextReconnect()
+		rctx, cancel := context.WithTimeout(ctx, left+c.timeout)
+		go func() {
+			select {
+			case <-reconnected:
+				cancel() // the broker that had the wait is gone: ask the new one
+			case <-rctx.Done():
+			}
+		}()
+		res, err := call[wire.InboxWaitReply](rctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: left.Milliseconds(), WakeOnly: wakeOnly})
+		cancel()
+		switch {
+		case err == nil && res.Ready:
+			return true, nil
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case c.isClosed():
+			return false, err
+		}
+		select {
+		case <-reconnected:
+		default:
+			if !Unavailable(err) {
+				return false, err
+			}
+			select { // the broker is away: look again once it is back
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-c.nextReconnect():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 	}
-	return res.Ready, nil
+}
+
+// nextReconnect returns a channel closed at the client's next reconnection.
+func (c *Client) nextReconnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconn
 }
 
 // Trace returns a message's delivery timeline.
