@@ -77,14 +77,19 @@ func (w *WaitCmd) wait(e *env) error {
 		if left <= 0 {
 			return nil
 		}
-		ready, err := c.InboxWait(e.ctx, sid, left, true)
+		res, err := c.WaitInbox(e.ctx, sid, left, true)
 		if err != nil {
 			return err
 		}
-		if !ready {
+		if !res.Ready {
 			return nil
 		}
 		woken, err := w.deliver(e, c, store, sid)
+		if err == nil && !woken && len(res.Arrived) > 0 {
+			// The session's delivering holder (attach) took them: show a
+			// copy, theirs to acknowledge.
+			woken, err = true, w.show(e, res.Arrived)
+		}
 		if err != nil {
 			return err
 		}
@@ -92,6 +97,28 @@ func (w *WaitCmd) wait(e *env) error {
 			return exitError{code: 2}
 		}
 	}
+}
+
+// show prints messages without acknowledging them.
+func (w *WaitCmd) show(e *env, msgs []wire.Message) error {
+	out := e.stdout
+	if w.Rewake {
+		out = e.stderr
+	}
+	if e.g.JSON {
+		rows := make([]messageJSON, 0, len(msgs))
+		for _, m := range msgs {
+			rows = append(rows, toJSON(m))
+		}
+		return e.printJSONTo(out, map[string]any{"messages": rows, "held_elsewhere": true})
+	}
+	fmt.Fprintf(out, "intercom: %d message(s) arrived; the session's holder took them:\n", len(msgs))
+	for _, m := range msgs {
+		if _, err := io.WriteString(out, e.renderer()(m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliver hands the waking messages over (whole in --json; composed like a

@@ -343,11 +343,20 @@ func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Re
 // It outlives a broker restart: the wait is asked again once the client has
 // reconnected, so a message stored meanwhile ends it.
 func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (bool, error) {
+	res, err := c.WaitInbox(ctx, sessionID, timeout, wakeOnly)
+	return res.Ready, err
+}
+
+// WaitInbox is InboxWait that also returns the messages which ended the
+// wait by arriving for the session's delivering holder (attach), which may
+// have taken them already.
+func (c *Client) WaitInbox(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (wire.InboxWaitReply, error) {
 	deadline := time.Now().Add(timeout)
+	var none wire.InboxWaitReply
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return false, nil
+			return none, nil
 		}
 		reconnected := c.nextReconnect()
 		rctx, cancel := context.WithTimeout(ctx, left+c.timeout)
@@ -362,23 +371,23 @@ func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.D
 		cancel()
 		switch {
 		case err == nil && res.Ready:
-			return true, nil
+			return *res, nil
 		case err == nil:
 			continue
 		case ctx.Err() != nil:
-			return false, ctx.Err()
+			return none, ctx.Err()
 		case c.isClosed():
-			return false, err
+			return none, err
 		}
 		select {
 		case <-reconnected:
 		default:
 			if !Unavailable(err) {
-				return false, err
+				return none, err
 			}
 			select { // the broker is away: look again once it is back
 			case <-ctx.Done():
-				return false, ctx.Err()
+				return none, ctx.Err()
 			case <-c.nextReconnect():
 			case <-time.After(250 * time.Millisecond):
 			}
