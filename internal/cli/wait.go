@@ -9,6 +9,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -71,6 +72,25 @@ func (w *WaitCmd) wait(e *env) error {
 		return err
 	}
 	store := agentsession.Open(c.Layout().Home)
+	if w.Rewake {
+		// One background wait per session: a newer one (the next Stop)
+		// takes over, and the wait ends with its harness.
+		var harness proctree.Proc
+		if b, ok := store.Nearest(); ok && b.Session == sid {
+			harness = b.Proc()
+			if agentsession.OneShot(harness) {
+				return nil // no later turn to wake
+			}
+		}
+		ctx, stop, err := store.Supersede(e.ctx, sid, harness)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		outer := e.ctx
+		e.ctx = ctx
+		defer func() { e.ctx = outer }()
+	}
 	deadline := time.Now().Add(w.Timeout)
 	for {
 		left := time.Until(deadline)
@@ -78,6 +98,9 @@ func (w *WaitCmd) wait(e *env) error {
 			return nil
 		}
 		res, err := c.WaitInbox(e.ctx, sid, left, true)
+		if w.Rewake && e.ctx.Err() != nil {
+			return nil // superseded, or the harness ended
+		}
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 // CodexEnvVars are the variables Codex must pass to `intercom mcp` (it
 // passes MCP servers only a small default set): where the broker and the
 // session's name are.
-var CodexEnvVars = []string{"INTERCOM_HOME", "INTERCOM_SOCKET", "INTERCOM_NAME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+var CodexEnvVars = []string{"INTERCOM_HOME", "INTERCOM_SOCKET", "INTERCOM_NAME", "INTERCOM_SESSION_ID", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
 	"INTERCOM_SUPERVISOR", "INTERCOM_RUN_ID", "INTERCOM_CHILD_AGENT", "INTERCOM_CHILD_INDEX"}
 
 // codexRecord says what install changed in a Codex config.toml, so that

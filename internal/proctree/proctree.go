@@ -27,6 +27,10 @@ var ErrUnsupported = errors.ErrUnsupported
 // Get reads one process.
 func Get(pid int) (Proc, error) { return get(pid) }
 
+// Args returns the command line of pid (Linux only; elsewhere
+// ErrUnsupported).
+func Args(pid int) ([]string, error) { return args(pid) }
+
 // Boot names the current boot (the same value for every process until the
 // machine restarts), so a start stamp can be told apart across reboots.
 func Boot() (string, error) { return boot() }

@@ -30,3 +30,9 @@ func boot() (string, error) {
 	}
 	return strconv.FormatInt(int64(tv.Sec), 10) + "." + strconv.FormatInt(int64(tv.Usec), 10), nil
 }
+
+// args: reading another process's arguments needs KERN_PROCARGS2, which
+// nothing here relies on.
+func args(pid int) ([]string, error) {
+	return nil, fmt.Errorf("read command line of %d: %w", pid, ErrUnsupported)
+}

@@ -39,3 +39,11 @@ func boot() (string, error) {
 	}
 	return strings.TrimSpace(string(data)), nil
 }
+
+func args(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil, fmt.Errorf("read command line of %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00"), nil
+}
