@@ -49,6 +49,18 @@ func (s Store) Join(ctx context.Context, c *intercom.Client, home string, p proc
 		}
 		b = Binding{Pid: p.Pid, Start: p.Start, Boot: boot}
 	}
+	b = next(b, r, os.Getenv(ClaudeSessionEnv))
+	if !ok || !equal(before, b) {
+		if err := s.Save(b); err != nil {
+			return b, err
+		}
+	}
+	return b, ensureHeld(ctx, c, home, b, r.Cwd)
+}
+
+// next is binding b after request r (claudeEnv: CLAUDE_CODE_SESSION_ID).
+func next(b Binding, r Request, claudeEnv string) Binding {
+	b.Seen = slices.Clone(b.Seen)
 	if r.Harness != "" {
 		b.Harness = r.Harness
 	}
@@ -65,11 +77,11 @@ func (s Store) Join(ctx context.Context, c *intercom.Client, home string, p proc
 			}
 		}
 	case b.Session != "":
-	case r.Harness == "claude" && os.Getenv(ClaudeSessionEnv) != "":
+	case r.Harness == "claude" && claudeEnv != "":
 		// Claude Code tells every process its session id: the hooks will
 		// come with the same one.
-		b.Session = SessionID("claude", os.Getenv(ClaudeSessionEnv))
-		b.Seen = []string{os.Getenv(ClaudeSessionEnv)}
+		b.Session = SessionID("claude", claudeEnv)
+		b.Seen = []string{claudeEnv}
 	default:
 		b.Session = presence.NewID()
 	}
@@ -80,12 +92,7 @@ func (s Store) Join(ctx context.Context, c *intercom.Client, home string, p proc
 		b.Name = DefaultName(b.Harness, r.Cwd)
 	}
 	b.Hooks = b.Hooks || r.FromHook
-	if !ok || !equal(before, b) {
-		if err := s.Save(b); err != nil {
-			return b, err
-		}
-	}
-	return b, ensureHeld(ctx, c, home, b, r.Cwd)
+	return b
 }
 
 func equal(a, b Binding) bool {

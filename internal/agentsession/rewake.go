@@ -61,9 +61,10 @@ func (s Store) Supersede(ctx context.Context, session string, harness proctree.P
 // and it waits up to 30 s for background rewake hooks before it exits.
 func OneShot(harness proctree.Proc) bool {
 	args, err := proctree.Args(harness.Pid)
-	if err != nil {
-		return false
-	}
+	return err == nil && oneShot(args)
+}
+
+func oneShot(args []string) bool {
 	print, stream := false, false
 	for i, a := range args {
 		switch {
