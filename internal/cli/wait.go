@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -152,7 +153,11 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, 
 		out = e.stderr
 	}
 	if !e.g.JSON {
-		b, err := store.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: hooks.MaxContext, WakeOnly: true},
+		limit := math.MaxInt32 // whole messages for a person or a script
+		if w.Rewake {
+			limit = hooks.MaxContext // what Claude Code shows the model whole
+		}
+		b, err := store.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: limit, WakeOnly: true},
 			func(text string) error { _, err := io.WriteString(out, text); return err })
 		return b.Text != "", err
 	}
