@@ -241,6 +241,14 @@ func TestAgentHooksMCPAndShellAreOneSession(t *testing.T) {
 	if got := named(rows, "planner"); len(got) != 1 || len(rows) != 2 {
 		t.Fatalf("sessions %v: want exactly peer and one planner", rows)
 	}
+	// An explicit session still wins in the agent's shell.
+	if r := a.Bash("INTERCOM_SESSION=" + peerID + " intercom send planner 'explicitly from the peer'"); r.Code != 0 {
+		t.Fatalf("explicit send: exit %d %s", r.Code, r.Stderr)
+	}
+	if r := h.Run("--session", "cc-"+claudeSID, "--json", "inbox", "--peek"); !strings.Contains(r.Stdout, `"explicitly from the peer"`) || !strings.Contains(r.Stdout, peerID) {
+		t.Fatalf("explicit --session did not win: %s", r.Stdout)
+	}
+	h.OK("--session", "cc-"+claudeSID, "inbox")
 	// The peer's reply reaches the agent at its next tool boundary, once.
 	h.OK("--session", peerID, "send", "planner", "reply to planner")
 	post := claudeInput("PostToolUse", map[string]any{"session_id": claudeSID, "tool_name": "mcp__intercom__intercom"})
