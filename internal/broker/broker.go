@@ -78,7 +78,7 @@ type Broker struct {
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
 	dedupe     map[string]string              // client message ids accepted, not yet committed
 	targets    map[string]string              // display targets; nil after sessions change
-	waiters    map[string][]chan struct{}     // intercom wait / inbox --wait
+	waiters    map[string][]*waiter           // intercom wait / inbox --wait
 	traces     map[string]*trace              // push/fetch times of unacked messages
 	tlog       traceLog                       // trace events on their way to the store
 	remotes    map[string]*remoteHost         // bridged hosts
@@ -144,7 +144,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(), storeDown: make(chan struct{}), closeDone: make(chan struct{}),
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
-		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
+		waiters: map[string][]*waiter{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
 	}
 	var natsDone chan error // the NATS server starts while the store opens

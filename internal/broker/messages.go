@@ -489,6 +489,7 @@ func eligibleLocked(s *session, m *wire.Message, now time.Time) bool {
 // pushLocked sends eligible messages to s's holder, unless a flush is running
 // (it will pick them up, in order).
 func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
+	b.noteArrivalsLocked(s, msgs)
 	b.wakeWaitersLocked(s.ID)
 	if !s.Connected || !s.holder {
 		return

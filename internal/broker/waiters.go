@@ -11,15 +11,46 @@ import (
 
 // Inbox waiters (intercom wait, inbox --wait).
 
+// waiter is one intercom wait / inbox --wait.
+type waiter struct {
+	ch       chan struct{} // closed when something changed for the session
+	wakeOnly bool
+	arrived  []wire.Message // waking messages pushed to a delivering holder meanwhile
+}
+
 // wakeWaitersLocked releases everyone waiting for mail for sid.
 func (b *Broker) wakeWaitersLocked(sid string) {
-	for _, ch := range b.waiters[sid] {
-		close(ch)
+	for _, w := range b.waiters[sid] {
+		close(w.ch)
 	}
 	delete(b.waiters, sid)
 }
 
-// onInboxWait answers when sid has something deliverable, or at the timeout.
+// noteArrivalsLocked tells s's waiters about messages arriving for a
+// delivering holder (attach): the holder may take them before a waiter
+// looks, and the arrival must still end the wait.
+func (b *Broker) noteArrivalsLocked(s *session, msgs []wire.Message) {
+	if !s.Connected || !s.holder {
+		return
+	}
+	for _, w := range b.waiters[s.ID] {
+	next:
+		for _, m := range msgs {
+			if w.wakeOnly && m.Delivery == wire.DeliveryPassive {
+				continue
+			}
+			for _, a := range w.arrived {
+				if a.ID == m.ID {
+					continue next
+				}
+			}
+			w.arrived = append(w.arrived, m)
+		}
+	}
+}
+
+// onInboxWait answers when sid has something deliverable (or a waking
+// message arrived for its delivering holder), or at the timeout.
 func (b *Broker) onInboxWait(m *nats.Msg) {
 	var req wire.InboxWaitRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.SessionID == "" {
@@ -40,34 +71,46 @@ func (b *Broker) onInboxWait(m *nats.Msg) {
 	go func() {
 		deadline := time.NewTimer(timeout)
 		defer deadline.Stop()
+		var arrived []wire.Message
 		for {
-			ch := make(chan struct{})
+			w := &waiter{ch: make(chan struct{}), wakeOnly: req.WakeOnly}
 			b.mu.Lock()
-			b.waiters[req.SessionID] = append(b.waiters[req.SessionID], ch)
+			b.waiters[req.SessionID] = append(b.waiters[req.SessionID], w)
 			b.mu.Unlock()
 			// Registered before looking, so nothing slips between.
-			if b.inboxPeek(req.SessionID, req.WakeOnly) {
-				respond(m, wire.Reply[wire.InboxWaitReply]{Result: &wire.InboxWaitReply{Ready: true}})
+			if len(arrived) > 0 || b.inboxPeek(req.SessionID, req.WakeOnly) {
+				b.dropWaiter(req.SessionID, w)
+				respond(m, wire.Reply[wire.InboxWaitReply]{Result: &wire.InboxWaitReply{Ready: true, Arrived: arrived}})
 				return
 			}
 			select {
-			case <-ch:
+			case <-w.ch:
+				b.mu.Lock()
+				arrived = w.arrived
+				b.mu.Unlock()
 				continue // something changed: look again
 			case <-deadline.C:
-				b.mu.Lock()
-				list := b.waiters[req.SessionID]
-				for i, c := range list {
-					if c == ch {
-						b.waiters[req.SessionID] = append(list[:i], list[i+1:]...)
-						break
-					}
-				}
-				b.mu.Unlock()
+				b.dropWaiter(req.SessionID, w)
 				respond(m, wire.Reply[wire.InboxWaitReply]{Result: &wire.InboxWaitReply{Ready: false}})
 				return
 			}
 		}
 	}()
+}
+
+func (b *Broker) dropWaiter(sid string, w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	list := b.waiters[sid]
+	for i, x := range list {
+		if x == w {
+			b.waiters[sid] = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(b.waiters[sid]) == 0 {
+		delete(b.waiters, sid)
+	}
 }
 
 // inboxPeek reports whether sid has a deliverable (waking, if wakeOnly)

@@ -61,6 +61,7 @@ type Client struct {
 	ended    chan struct{} // closed when the client stopped for good (end)
 	endErr   error
 	endOnce  sync.Once
+	reconn   chan struct{} // closed at the next reconnection
 }
 
 // Connect dials the broker, starting one when none answers.
@@ -75,7 +76,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, ended: make(chan struct{})}
+	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, ended: make(chan struct{}), reconn: make(chan struct{})}
 	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn, ExistingHome: o.ExistingHome}
 	// The first dial happens here so that its error is ours, not NATS's.
 	first, err := sp.Dial(ctx)
@@ -375,14 +376,66 @@ func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Re
 // InboxWait blocks until sessionID has a deliverable message (true) or
 // timeout passes (false). It does not take the message: use Inbox.
 // With wakeOnly, passive messages (which never wake anyone) are ignored.
+// It outlives a broker restart: the wait is asked again once the client has
+// reconnected, so a message stored meanwhile ends it.
 func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
-	defer cancel()
-	res, err := call[wire.InboxWaitReply](ctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: timeout.Milliseconds(), WakeOnly: wakeOnly})
-	if err != nil {
-		return false, err
+	res, err := c.WaitInbox(ctx, sessionID, timeout, wakeOnly)
+	return res.Ready, err
+}
+
+// WaitInbox is InboxWait that also returns the messages which ended the
+// wait by arriving for the session's delivering holder (attach), which may
+// have taken them already.
+func (c *Client) WaitInbox(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (wire.InboxWaitReply, error) {
+	deadline := time.Now().Add(timeout)
+	var none wire.InboxWaitReply
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return none, nil
+		}
+		reconnected := c.nextReconnect()
+		rctx, cancel := context.WithTimeout(ctx, left+c.timeout)
+		go func() {
+			select {
+			case <-reconnected:
+				cancel() // the broker that had the wait is gone: ask the new one
+			case <-rctx.Done():
+			}
+		}()
+		res, err := call[wire.InboxWaitReply](rctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: left.Milliseconds(), WakeOnly: wakeOnly})
+		cancel()
+		switch {
+		case err == nil && res.Ready:
+			return *res, nil
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			return none, ctx.Err()
+		case c.isClosed():
+			return none, err
+		}
+		select {
+		case <-reconnected:
+		default:
+			if !Unavailable(err) {
+				return none, err
+			}
+			select { // the broker is away: look again once it is back
+			case <-ctx.Done():
+				return none, ctx.Err()
+			case <-c.nextReconnect():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 	}
-	return res.Ready, nil
+}
+
+// nextReconnect returns a channel closed at the client's next reconnection.
+func (c *Client) nextReconnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconn
 }
 
 // Trace returns a message's delivery timeline.

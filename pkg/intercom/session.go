@@ -191,6 +191,8 @@ func (c *Client) onReconnect() {
 	}
 	c.mu.Lock()
 	hooks := append([]func(){}, c.hooks...)
+	close(c.reconn)
+	c.reconn = make(chan struct{})
 	c.mu.Unlock()
 	for _, fn := range hooks {
 		go fn()

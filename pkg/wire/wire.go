@@ -434,6 +434,10 @@ type InboxWaitRequest struct {
 // InboxWaitReply answers InboxWaitRequest.
 type InboxWaitReply struct {
 	Ready bool `json:"ready"`
+	// Arrived holds the messages that came while waiting and went to the
+	// session's delivering holder (attach): they end the wait though the
+	// holder may have taken them already.
+	Arrived []Message `json:"arrived,omitempty"`
 }
 
 // TraceRequest asks for a message's delivery timeline.
