@@ -447,6 +447,12 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 	}
 	if p.ask {
 		b.addAskLocked(p)
+		// The target was connected when the send was prepared; if it went
+		// away while the send was committed, its disconnect retired no ask
+		// yet: the asker learns it now, not at its timeout.
+		if !to.Connected {
+			b.retireAsksOfLocked(to.ID)
+		}
 	}
 	// A reply to a waiting ask goes to the waiter, not the holder.
 	if a := b.asks[p.msg.ReplyTo]; a != nil && a.from == p.msg.To && a.to == p.msg.From.ID {
