@@ -1,0 +1,97 @@
+//go:build harness
+
+package harness
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ClaudeMCPTool is the name Claude Code gives the intercom MCP tool.
+const ClaudeMCPTool = "mcp__intercom__intercom"
+
+// Claude is one headless Claude Code session (`claude -p` with stream-json
+// input), alive until its stdin closes.
+type Claude struct {
+	*Agent
+	SessionID string
+	next      int // index of the first event after the last awaited result
+}
+
+// InstallClaude runs the real `intercom install claude` for the world's user.
+func (w *World) InstallClaude() string {
+	w.t.Helper()
+	return w.OK("install", "claude")
+}
+
+// Project makes a working directory for an agent under the world root.
+func (w *World) Project(name string) string {
+	w.t.Helper()
+	dir := filepath.Join(w.Root, "src", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	return dir
+}
+
+// StartClaude starts Claude Code in dir against model, with extra env.
+func (w *World) StartClaude(name, dir string, model *Model, env ...string) *Claude {
+	w.t.Helper()
+	sid := newUUID()
+	base := []string{
+		"ANTHROPIC_BASE_URL=" + model.URL,
+		"ANTHROPIC_API_KEY=sk-ant-standin-not-a-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}
+	a := w.startAgent(name, dir, model, append(base, env...), true, claudeBin,
+		"-p", "--session-id", sid,
+		"--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--allowedTools", ClaudeMCPTool+",Bash",
+	)
+	return &Claude{Agent: a, SessionID: sid}
+}
+
+// Prompt sends one user message.
+func (c *Claude) Prompt(text string) {
+	c.t.Helper()
+	msg := map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}}
+	if _, err := fmt.Fprintln(c.stdin, mustJSON(msg)); err != nil {
+		c.t.Fatalf("%s: write prompt: %v", c.Name, err)
+	}
+}
+
+// AwaitResult waits for the result of the next turn and returns it.
+func (c *Claude) AwaitResult(timeout time.Duration) map[string]any {
+	c.t.Helper()
+	i := c.AwaitEvent(c.next, timeout, "a turn's result", func(ev map[string]any) bool { return ev["type"] == "result" })
+	c.next = i + 1
+	return c.Events()[i]
+}
+
+// Turn sends a prompt and waits for that turn's result.
+func (c *Claude) Turn(text string, timeout time.Duration) map[string]any {
+	c.t.Helper()
+	c.Prompt(text)
+	return c.AwaitResult(timeout)
+}
+
+// Close ends the session by closing its input and waits for it to exit.
+func (c *Claude) Close() int {
+	c.t.Helper()
+	_ = c.stdin.Close()
+	return c.Wait(60 * time.Second)
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
