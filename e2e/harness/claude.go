@@ -95,3 +95,28 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
+
+// HookFailures lists the hook runs Claude Code reported with a non-zero
+// exit (exit 2 blocks: on UserPromptSubmit it erases the user's prompt).
+func (c *Claude) HookFailures() []string {
+	var out []string
+	for _, ev := range c.Events() {
+		if ev["type"] != "system" || ev["subtype"] != "hook_response" {
+			continue
+		}
+		if code, _ := ev["exit_code"].(float64); code != 0 {
+			out = append(out, fmt.Sprintf("%v exit %v: %v", ev["hook_name"], code, ev["stderr"]))
+		}
+	}
+	return out
+}
+
+// Bash is a call of Claude Code's shell tool.
+func Bash(command string) Call {
+	return Call{Name: "Bash", Args: map[string]any{"command": command, "description": "run " + command}}
+}
+
+// ClaudeIntercom is a call of the intercom MCP tool as Claude Code names it.
+func ClaudeIntercom(args map[string]any) Call {
+	return Call{Name: ClaudeMCPTool, Args: args}
+}

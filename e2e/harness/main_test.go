@@ -10,10 +10,6 @@ import (
 	"testing"
 )
 
-// binDir holds the intercom binaries under test; claudeBin and codexBin
-// are the real harness CLIs installed from npm.
-var binDir, claudeBin, codexBin string
-
 // TestMain installs (or reuses) the pinned harness CLIs, then builds the
 // intercom binaries, or takes them from INTERCOM_HARNESS_BIN.
 func TestMain(m *testing.M) {

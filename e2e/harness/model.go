@@ -21,9 +21,12 @@ import (
 type Turn struct {
 	// If, when set, holds the turn back until a request satisfies it; until
 	// then the model answers with a plain closing text.
-	If    func(r *Request) bool
-	Text  string
-	Calls []Call
+	If func(r *Request) bool
+	// Before, when set, runs before the answer is sent (to make something
+	// happen at an exact point of the agent's turn).
+	Before func(r *Request)
+	Text   string
+	Calls  []Call
 }
 
 // Call is one tool call the model makes.
@@ -189,6 +192,9 @@ func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
 	close(m.notify)
 	m.notify = make(chan struct{})
 	m.mu.Unlock()
+	if turn != nil && turn.Before != nil {
+		turn.Before(r)
+	}
 	m.answer(w, r, turn)
 }
 

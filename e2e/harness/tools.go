@@ -24,6 +24,10 @@ const (
 	installTimeout = 10 * time.Minute
 )
 
+// binDir holds the intercom binaries under test; claudeBin and codexBin
+// are the real harness CLIs installed from npm (set by TestMain).
+var binDir, claudeBin, codexBin string
+
 // Tools are the installed harness CLIs.
 type Tools struct {
 	Dir, Claude, Codex string
