@@ -18,6 +18,15 @@ import (
 	"time"
 )
 
+// Per-step limits: generous, since the machine may be shared and slow.
+const (
+	turnTimeout = 3 * time.Minute
+	msgTimeout  = time.Minute
+	// replyWait bounds how long a scripted peer waits for what the agent
+	// sent before the agent's next model request: the send is stored by then.
+	replyWait = 30 * time.Second
+)
+
 // Agent is one running harness process (Claude Code or one `codex exec`)
 // with its stream of JSON events and its logs.
 type Agent struct {
@@ -86,11 +95,13 @@ func (w *World) startAgent(name, dir string, model *Model, env []string, stdin b
 	}()
 	w.t.Cleanup(func() {
 		a.Kill()
+		if model != nil && (w.t.Failed() || keep) {
+			_ = os.WriteFile(a.log+".requests", []byte(model.Dump()), 0o644)
+		}
 		if w.t.Failed() {
 			data, _ := os.ReadFile(a.log)
 			w.t.Logf("%s log (%s):\n%s", name, a.log, tailLines(string(data), 60))
 			if model != nil {
-				_ = os.WriteFile(a.log+".requests", []byte(model.Dump()), 0o644)
 				w.t.Logf("%s model requests: %s.requests", name, a.log)
 			}
 		}

@@ -32,16 +32,17 @@ func TestClaudeOneSessionPerAgent(t *testing.T) {
 	dir := w.Project("api")
 	viaMCP, viaBash := marker("VIA-MCP"), marker("VIA-BASH")
 	m := NewAnthropic(t)
-	var during []Session
+	var snap Snapshot
 	m.Script(
 		Turn{Calls: []Call{ClaudeIntercom(map[string]any{"action": "send", "to": "peer", "message": viaMCP})}},
 		Turn{Calls: []Call{Bash("intercom send peer " + viaBash)}},
-		Turn{Before: func(*Request) { during = w.SessionsIn(dir) }, Text: "sent both"},
+		Turn{Before: w.SnapshotIn(dir, &snap), Text: "sent both"},
 	)
 	cl := w.StartClaude("planner", dir, m, "INTERCOM_NAME=planner")
 	cl.Turn("tell the peer", turnTimeout)
 	noHookFailed(t, cl)
 
+	during := snap.Rows()
 	if len(during) != 1 {
 		t.Fatalf("while the agent worked, intercom list showed %d sessions in its directory, want 1: %+v", len(during), during)
 	}
@@ -111,10 +112,7 @@ func TestClaudePeerReplyReachesAgent(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(
 		Turn{Calls: []Call{ClaudeIntercom(map[string]any{"action": "send", "to": "peer", "message": question})}},
-		Turn{Before: func(*Request) {
-			ev := peer.AwaitMessage(question, msgTimeout)
-			peer.Send(Sender(ev), answer)
-		}, Calls: []Call{Bash("echo waiting for the peer")}},
+		Turn{Before: peer.ReplyWhenAsked(question, answer), Calls: []Call{Bash("echo waiting for the peer")}},
 		Turn{Text: "got it"},
 	)
 	cl := w.StartClaude("claude", dir, m)

@@ -34,6 +34,12 @@ func codexArgs(model *Model) []string {
 // before the prompt (e.g. "resume", threadID for a later turn).
 func (w *World) StartCodex(name, dir string, model *Model, prompt string, flags ...string) *Codex {
 	w.t.Helper()
+	return w.StartCodexEnv(name, dir, model, prompt, nil, flags...)
+}
+
+// StartCodexEnv is StartCodex with extra environment for codex.
+func (w *World) StartCodexEnv(name, dir string, model *Model, prompt string, env []string, flags ...string) *Codex {
+	w.t.Helper()
 	argv := []string{codexBin, "exec"}
 	var sub []string
 	if len(flags) > 0 && flags[0] == "resume" {
@@ -45,7 +51,7 @@ func (w *World) StartCodex(name, dir string, model *Model, prompt string, flags 
 	argv = append(argv, codexArgs(model)...)
 	argv = append(argv, flags...)
 	argv = append(argv, prompt)
-	a := w.startAgent(name, dir, model, []string{"OPENAI_API_KEY=sk-standin-not-a-key", "NO_COLOR=1"}, false, argv...)
+	a := w.startAgent(name, dir, model, append([]string{"OPENAI_API_KEY=sk-standin-not-a-key", "NO_COLOR=1"}, env...), false, argv...)
 	return &Codex{Agent: a}
 }
 
@@ -66,4 +72,15 @@ func (c *Codex) ThreadID() string {
 		}
 	}
 	return ""
+}
+
+// Shell is a call of Codex's shell tool.
+func Shell(command string) Call {
+	return Call{Name: "exec_command", Args: map[string]any{"cmd": command}}
+}
+
+// CodexIntercom is a call of the intercom MCP tool as Codex offers it
+// (tool intercom in namespace mcp__intercom).
+func CodexIntercom(args map[string]any) Call {
+	return Call{Name: "intercom", Namespace: "mcp__intercom", Args: args}
 }

@@ -9,13 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-)
-
-// Per-step limits: generous, since up to seven helpers share two cores.
-const (
-	turnTimeout = 3 * time.Minute
-	msgTimeout  = time.Minute
 )
 
 // marker is a unique word to find in what the model was sent.
@@ -28,13 +21,7 @@ func marker(prefix string) string {
 // SessionsIn are the sessions (disconnected ones too) whose cwd is dir.
 func (w *World) SessionsIn(dir string) []Session {
 	w.t.Helper()
-	var out []Session
-	for _, s := range w.Sessions() {
-		if s.Cwd == dir {
-			out = append(out, s)
-		}
-	}
-	return out
+	return inDir(w.Sessions(), dir)
 }
 
 // AgentSession is the intercom session the agent working in dir acts as:

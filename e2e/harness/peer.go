@@ -26,10 +26,13 @@ func (w *World) StartPeer(name string) *Peer {
 	return &Peer{Agent: a, w: w, ID: id, name: name}
 }
 
-// Send sends text from the peer to target.
+// Send sends text from the peer to target. A failure is a test error, so
+// a turn's Before may call it.
 func (p *Peer) Send(target, text string) {
 	p.t.Helper()
-	p.w.OK("--session", p.ID, "send", target, text)
+	if r := p.w.Intercom("", nil, "--session", p.ID, "send", target, text); r.Code != 0 {
+		p.t.Errorf("peer send to %s: exit %d: %s", target, r.Code, r.Stderr)
+	}
 }
 
 // AwaitMessage waits for a message to the peer whose text holds marker
@@ -41,6 +44,41 @@ func (p *Peer) AwaitMessage(marker string, timeout time.Duration) map[string]any
 		return ev["event"] == "message" && strings.Contains(text, marker)
 	})
 	return p.Events()[i]
+}
+
+// WaitMessage is AwaitMessage that reports a timeout instead of failing,
+// for use off the test goroutine (a model turn's Before).
+func (p *Peer) WaitMessage(marker string, timeout time.Duration) (map[string]any, bool) {
+	deadline := time.After(timeout)
+	for {
+		p.mu.Lock()
+		evs, ch := p.events, p.changed
+		p.mu.Unlock()
+		for _, ev := range evs {
+			if text, _ := ev["text"].(string); ev["event"] == "message" && strings.Contains(text, marker) {
+				return ev, true
+			}
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return nil, false
+		}
+	}
+}
+
+// ReplyWhenAsked is a turn's Before: when the peer has the message holding
+// question, it sends answer back to its sender. A question that never
+// arrives is reported as a test error and the turn goes on.
+func (p *Peer) ReplyWhenAsked(question, answer string) func(*Request) {
+	return func(*Request) {
+		ev, ok := p.WaitMessage(question, replyWait)
+		if !ok {
+			p.t.Errorf("the peer never received %s", question)
+			return
+		}
+		p.Send(Sender(ev), answer)
+	}
 }
 
 // Messages counts the messages the peer received whose text holds marker.

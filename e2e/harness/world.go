@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,7 +59,7 @@ func NewWorld(t *testing.T) *World {
 	)
 	t.Cleanup(func() {
 		w.stopBroker()
-		if t.Failed() {
+		if t.Failed() || keep {
 			t.Logf("world kept for inspection: %s", root)
 			return
 		}
@@ -65,6 +67,10 @@ func NewWorld(t *testing.T) *World {
 	})
 	return w
 }
+
+// keep (HARNESS_KEEP=1) keeps every world's files, logs and recorded
+// model requests, also when the test passes.
+var keep = os.Getenv("HARNESS_KEEP") != ""
 
 // cleanEnv is the test process's environment without anything that would
 // leak the developer's own intercom, harness or credentials into a run,
@@ -113,7 +119,7 @@ func (w *World) Intercom(dir string, env []string, args ...string) Result {
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			w.t.Fatalf("run intercom %v: %v", args, err)
+			return Result{out.String(), fmt.Sprintf("run intercom %v: %v", args, err), -1}
 		}
 		code = ee.ExitCode()
 	}
@@ -142,14 +148,63 @@ type Session struct {
 // Sessions is `intercom list --all --json`, disconnected sessions included.
 func (w *World) Sessions() []Session {
 	w.t.Helper()
+	rows, err := w.listSessions()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return rows
+}
+
+func (w *World) listSessions() ([]Session, error) {
+	r := w.Intercom("", nil, "--json", "list", "--scope", "all", "--all")
+	if r.Code != 0 {
+		return nil, fmt.Errorf("intercom list: exit %d: %s", r.Code, r.Stderr)
+	}
 	var out struct {
 		Sessions []Session `json:"sessions"`
 	}
-	raw := w.OK("--json", "list", "--scope", "all", "--all")
-	if err := json.Unmarshal([]byte(raw), &out); err != nil {
-		w.t.Fatalf("decode intercom list: %v\n%s", err, raw)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		return nil, fmt.Errorf("decode intercom list: %w\n%s", err, r.Stdout)
 	}
-	return out.Sessions
+	return out.Sessions, nil
+}
+
+// Snapshot holds the sessions listed at one moment of an agent's turn.
+type Snapshot struct {
+	mu   sync.Mutex
+	rows []Session
+}
+
+// Rows returns what was listed.
+func (s *Snapshot) Rows() []Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rows
+}
+
+// SnapshotIn is a turn's Before that records the sessions whose cwd is dir
+// at that moment (a failure is a test error; the turn goes on).
+func (w *World) SnapshotIn(dir string, into *Snapshot) func(*Request) {
+	return func(*Request) {
+		rows, err := w.listSessions()
+		if err != nil {
+			w.t.Error(err)
+			return
+		}
+		into.mu.Lock()
+		into.rows = inDir(rows, dir)
+		into.mu.Unlock()
+	}
+}
+
+func inDir(rows []Session, dir string) []Session {
+	var out []Session
+	for _, s := range rows {
+		if s.Cwd == dir {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // stopBroker kills the broker of this world's INTERCOM_HOME and the
