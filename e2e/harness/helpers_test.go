@@ -119,22 +119,7 @@ func seenWhole(t *testing.T, m *Model, lines []string) {
 // request r (tool results, injected context, a new prompt).
 func lastUserText(r *Request) string {
 	var b strings.Builder
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			b.WriteString(x)
-			b.WriteByte('\n')
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
+	walk := func(v any) { writeStrings(&b, v) }
 	if msgs, ok := r.JSON["messages"].([]any); ok { // Anthropic
 		for i := len(msgs) - 1; i >= 0; i-- {
 			mm, _ := msgs[i].(map[string]any)

@@ -11,7 +11,9 @@ import (
 )
 
 // TestMain installs (or reuses) the pinned harness CLIs, then builds the
-// intercom binaries, or takes them from INTERCOM_HARNESS_BIN.
+// intercom binaries with -race (HARNESS_NORACE=1: without), or takes them
+// from INTERCOM_HARNESS_BIN. When npm cannot be reached and the CLIs are not
+// cached, it prints one line saying so and exits 0.
 func TestMain(m *testing.M) {
 	tools, skip, err := installTools()
 	if skip != "" {
@@ -31,9 +33,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "harness suite:", err)
 			os.Exit(1)
 		}
-		args := []string{"build", "-o", dir + "/", "../../cmd/intercom", "../../cmd/intercom-broker"}
-		if os.Getenv("HARNESS_RACE") != "" {
-			args = append([]string{"build", "-race"}, args[1:]...)
+		args := []string{"build", "-race", "-o", dir + "/", "../../cmd/intercom", "../../cmd/intercom-broker"}
+		if os.Getenv("HARNESS_NORACE") != "" {
+			args = append([]string{"build"}, args[2:]...)
 		}
 		build := exec.Command("go", args...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -59,24 +59,25 @@ func (r *Request) Count(s string) int { return strings.Count(r.Text(), s) }
 // reads (system prompt, messages, tool results, injected context).
 func (r *Request) Text() string {
 	var b strings.Builder
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			b.WriteString(x)
-			b.WriteByte('\n')
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
+	writeStrings(&b, r.JSON)
+	return b.String()
+}
+
+// writeStrings writes every string inside a decoded JSON value, one a line.
+func writeStrings(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case string:
+		b.WriteString(x)
+		b.WriteByte('\n')
+	case []any:
+		for _, e := range x {
+			writeStrings(b, e)
+		}
+	case map[string]any:
+		for _, e := range x {
+			writeStrings(b, e)
 		}
 	}
-	walk(r.JSON)
-	return b.String()
 }
 
 // Model is a scripted stand-in of a model API, listening on 127.0.0.1.
