@@ -220,3 +220,28 @@ func TestClaudeLongMessageWhole(t *testing.T) {
 		t.Errorf("%d messages still waiting after delivery", len(left))
 	}
 }
+
+// An idle Claude Code session (its turn over, nobody typing) is woken by a
+// steer message: install wires an asyncRewake hook, the message starts a
+// new turn and reaches the model exactly once, also after the next prompt.
+func TestClaudeIdleAgentWoken(t *testing.T) {
+	w, peer := claudeWorld(t)
+	dir := w.Project("idle")
+	wake := marker("WAKE")
+	m := NewAnthropic(t)
+	m.Script(Turn{Text: "ready"})
+	cl := w.StartClaude("claude", dir, m)
+	cl.Turn("hello", turnTimeout)
+	target := w.AgentSession(dir, cl.SessionID).ID
+
+	m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
+	peer.Send(target, wake)
+	res := cl.AwaitResult(replyWait)
+	if res["result"] != "woken and handled" {
+		t.Errorf("the woken turn ended with %q, want the model's answer to the message", res["result"])
+	}
+	m.Script(Turn{Text: "nothing else"})
+	cl.Turn("anything else?", turnTimeout)
+	noHookFailed(t, cl)
+	seenOnce(t, m, wake, "message that woke the idle agent")
+}
