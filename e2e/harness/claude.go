@@ -66,19 +66,67 @@ func (c *Claude) Prompt(text string) {
 	}
 }
 
-// AwaitResult waits for the result of the next turn and returns it.
+// AwaitResult waits for the next turn's result and returns it.
 func (c *Claude) AwaitResult(timeout time.Duration) map[string]any {
 	c.t.Helper()
-	i := c.AwaitEvent(c.next, timeout, "a turn's result", func(ev map[string]any) bool { return ev["type"] == "result" })
-	c.next = i + 1
-	return c.Events()[i]
+	return c.awaitResult(timeout, "a turn's result", func(map[string]any) bool { return true })
 }
 
-// Turn sends a prompt and waits for that turn's result.
-func (c *Claude) Turn(text string, timeout time.Duration) map[string]any {
+// AwaitFinal waits for a turn that ends with the model's text final and
+// returns its result. Turns in between are passed over: an idle agent may
+// be woken (asyncRewake) and run scripted turns before a prompt does, so a
+// flow is awaited by the text of its last scripted turn.
+func (c *Claude) AwaitFinal(final string, timeout time.Duration) map[string]any {
 	c.t.Helper()
-	c.Prompt(text)
-	return c.AwaitResult(timeout)
+	return c.awaitResult(timeout, "a turn ending with "+final, func(ev map[string]any) bool { return ev["result"] == final })
+}
+
+func (c *Claude) awaitResult(timeout time.Duration, what string, match func(map[string]any) bool) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	quiet := time.Now() // last sign of life: an event or a model request
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var passed []string // results passed over
+	for {
+		c.mu.Lock()
+		evs, ch := c.events, c.changed
+		c.mu.Unlock()
+		for i := c.next; i < len(evs); i++ {
+			if evs[i]["type"] != "result" {
+				continue
+			}
+			if match(evs[i]) {
+				c.next = i + 1
+				return evs[i]
+			}
+			passed = append(passed, fmt.Sprint(evs[i]["result"]))
+			c.next = i + 1
+		}
+		select {
+		case <-ch:
+			quiet = time.Now()
+		case <-c.Model.Changed():
+			quiet = time.Now()
+		case <-c.done:
+			c.t.Fatalf("%s exited before %s (exit %v)", c.Name, what, c.cmd.ProcessState)
+		case now := <-tick.C:
+			// A turn ended otherwise and nothing has moved since: the flow is stuck.
+			if len(passed) > 0 && now.Sub(quiet) > replyWait {
+				c.t.Fatalf("%s: waiting for %s, the agent has been idle for %s after turns ending %q", c.Name, what, replyWait, passed)
+			}
+			if now.After(deadline) {
+				c.t.Fatalf("%s: timed out after %s waiting for %s (turns ending %q passed over)", c.Name, timeout, what, passed)
+			}
+		}
+	}
+}
+
+// Turn sends a prompt and waits for a turn that ends with final.
+func (c *Claude) Turn(prompt, final string, timeout time.Duration) map[string]any {
+	c.t.Helper()
+	c.Prompt(prompt)
+	return c.AwaitFinal(final, timeout)
 }
 
 // Close ends the session by closing its input and waits for it to exit.

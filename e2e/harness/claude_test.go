@@ -39,7 +39,7 @@ func TestClaudeOneSessionPerAgent(t *testing.T) {
 		Turn{Before: w.SnapshotIn(dir, &snap), Text: "sent both"},
 	)
 	cl := w.StartClaude("planner", dir, m, "INTERCOM_NAME=planner")
-	cl.Turn("tell the peer", turnTimeout)
+	cl.Turn("tell the peer", "sent both", turnTimeout)
 	noHookFailed(t, cl)
 
 	during := snap.Rows()
@@ -84,7 +84,7 @@ func TestClaudeMessageReachesModelOnce(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(Turn{Text: "ready"})
 	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("hello", turnTimeout)
+	cl.Turn("hello", "ready", turnTimeout)
 	target := w.AgentSession(dir, cl.SessionID).ID
 
 	peer.Send(target, idle)
@@ -94,7 +94,7 @@ func TestClaudeMessageReachesModelOnce(t *testing.T) {
 		Turn{Calls: []Call{Bash("echo step two")}},
 		Turn{Text: "all done"},
 	)
-	cl.Turn("carry on", turnTimeout)
+	cl.Turn("carry on", "all done", turnTimeout)
 	noHookFailed(t, cl)
 	seenOnce(t, m, idle, "message sent while idle")
 	seenOnce(t, m, busy, "message sent during a turn")
@@ -116,7 +116,7 @@ func TestClaudePeerReplyReachesAgent(t *testing.T) {
 		Turn{Text: "got it"},
 	)
 	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("ask the peer", turnTimeout)
+	cl.Turn("ask the peer", "got it", turnTimeout)
 	noHookFailed(t, cl)
 	seenOnce(t, m, answer, "the peer's reply")
 	main := m.Main()
@@ -138,20 +138,22 @@ func TestClaudeStopBlocksOnce(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(Turn{Text: "ready"})
 	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("hello", turnTimeout)
+	cl.Turn("hello", "ready", turnTimeout)
 	target := w.AgentSession(dir, cl.SessionID).ID
-	m.Script(
+	k := m.Script(
 		Turn{Calls: []Call{Bash("echo working")}},
 		Turn{Before: func(*Request) { peer.Send(target, first) }, Text: "finished"},
 		Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), first) },
 			Before: func(*Request) { peer.Send(target, second) }, Text: "handled the message"},
 	)
-	before := len(m.Main())
-	res := cl.Turn("do the work", turnTimeout)
+	cl.Turn("do the work", "handled the message", turnTimeout)
 	noHookFailed(t, cl)
-	turn := m.Main()[before:]
-	if res["result"] != "handled the message" {
-		t.Errorf("the turn ended with %q, want the model's answer to the Stop block", res["result"])
+	start, end := m.Answered(k), m.Answered(k+2)
+	var turn []*Request
+	for _, r := range m.Main() {
+		if r.N >= start.N && r.N <= end.N {
+			turn = append(turn, r)
+		}
 	}
 	blocks := 0
 	for _, r := range turn {
@@ -165,7 +167,7 @@ func TestClaudeStopBlocksOnce(t *testing.T) {
 	seenOnce(t, m, first, "message that arrived at Stop")
 
 	m.Script(Turn{Text: "noted"})
-	cl.Turn("anything new?", turnTimeout)
+	cl.Turn("anything new?", "noted", turnTimeout)
 	seenOnce(t, m, second, "message that arrived during the continued turn")
 }
 
@@ -181,7 +183,8 @@ func TestClaudeBadConfigNeverBlocks(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(Turn{Calls: []Call{Bash("echo still working")}}, Turn{Text: "answered"})
 	cl := w.StartClaude("claude", w.Project("cfg"), m)
-	res := cl.Turn(prompt+" please answer", turnTimeout)
+	cl.Prompt(prompt + " please answer")
+	res := cl.AwaitResult(turnTimeout)
 	noHookFailed(t, cl)
 	if res["result"] != "answered" || res["is_error"] == true {
 		t.Errorf("turn result %v, want the model's answer", res)
@@ -203,7 +206,7 @@ func TestClaudeLongMessageWhole(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(Turn{Text: "ready"})
 	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("hello", turnTimeout)
+	cl.Turn("hello", "ready", turnTimeout)
 	target := w.AgentSession(dir, cl.SessionID).ID
 	peer.Send(target, body)
 	m.Script(
@@ -213,7 +216,7 @@ func TestClaudeLongMessageWhole(t *testing.T) {
 		Turn{Calls: []Call{Bash("echo four")}},
 		Turn{Text: "read it all"},
 	)
-	cl.Turn("read your messages", turnTimeout)
+	cl.Turn("read your messages", "read it all", turnTimeout)
 	noHookFailed(t, cl)
 	seenWhole(t, m, lines)
 	if left := w.Pending(target); len(left) != 0 {
@@ -231,17 +234,14 @@ func TestClaudeIdleAgentWoken(t *testing.T) {
 	m := NewAnthropic(t)
 	m.Script(Turn{Text: "ready"})
 	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("hello", turnTimeout)
+	cl.Turn("hello", "ready", turnTimeout)
 	target := w.AgentSession(dir, cl.SessionID).ID
 
 	m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
 	peer.Send(target, wake)
-	res := cl.AwaitResult(replyWait)
-	if res["result"] != "woken and handled" {
-		t.Errorf("the woken turn ended with %q, want the model's answer to the message", res["result"])
-	}
+	cl.AwaitFinal("woken and handled", replyWait)
 	m.Script(Turn{Text: "nothing else"})
-	cl.Turn("anything else?", turnTimeout)
+	cl.Turn("anything else?", "nothing else", turnTimeout)
 	noHookFailed(t, cl)
 	seenOnce(t, m, wake, "message that woke the idle agent")
 }

@@ -111,11 +111,24 @@ func newModel(t *testing.T, path string) *Model {
 	return m
 }
 
-// Script appends turns to the model's script.
-func (m *Model) Script(turns ...Turn) {
+// Script appends turns to the model's script and returns the index of the
+// first one (Request.Answered counts the same way).
+func (m *Model) Script(turns ...Turn) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	first := len(m.turns)
 	m.turns = append(m.turns, turns...)
+	return first
+}
+
+// Answered returns the request answered with scripted turn i (nil if none).
+func (m *Model) Answered(i int) *Request {
+	for _, r := range m.Requests() {
+		if r.Answered == i {
+			return r
+		}
+	}
+	return nil
 }
 
 // Requests returns the recorded requests so far.
