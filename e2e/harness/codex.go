@@ -46,8 +46,10 @@ func (w *World) StartCodexEnv(name, dir string, model *Model, prompt string, env
 		sub, flags = flags[:2], flags[2:]
 	}
 	argv = append(argv, sub...)
-	argv = append(argv, "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"--dangerously-bypass-approvals-and-sandbox")
+	argv = append(argv, "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox")
+	if !w.CodexHooksTrusted {
+		argv = append(argv, "--dangerously-bypass-hook-trust")
+	}
 	argv = append(argv, codexArgs(model)...)
 	argv = append(argv, flags...)
 	argv = append(argv, prompt)

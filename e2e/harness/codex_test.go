@@ -231,3 +231,44 @@ func TestCodexInstallIntoUserConfig(t *testing.T) {
 		}
 	}
 }
+
+// The hooks install wrote are untrusted until the user trusts them (Codex
+// skips them silently); trusted as Codex's /hooks screen does it, they run
+// without --dangerously-bypass-hook-trust and deliver.
+func TestCodexTrustedHooksRunWithoutBypass(t *testing.T) {
+	w, peer := codexWorld(t)
+	w.CodexHooksTrusted = true
+	dir := w.Project("trust")
+	ours := func(cmd string) bool { return strings.Contains(cmd, binDir) && strings.Contains(cmd, " hook codex ") }
+	n := 0
+	for _, h := range w.CodexHooks(dir) {
+		if ours(h.Command) {
+			n++
+			if h.TrustStatus != "untrusted" {
+				t.Errorf("hook %s is %s right after install, want untrusted", h.Key, h.TrustStatus)
+			}
+		}
+	}
+	if n < 4 {
+		t.Fatalf("Codex lists %d intercom hooks after install, want SessionStart, UserPromptSubmit, PostToolUse and Stop", n)
+	}
+	w.TrustCodexHooks(dir, ours)
+	for _, h := range w.CodexHooks(dir) {
+		if ours(h.Command) && h.TrustStatus != "trusted" {
+			t.Errorf("hook %s is %s after trusting it", h.Key, h.TrustStatus)
+		}
+	}
+
+	idle := marker("IDLE")
+	m := NewResponses(t)
+	m.Script(Turn{Text: "ready"})
+	thread := codexTurn(t, w, dir, m, "", "hello").ThreadID()
+	target := w.AgentSession(dir, thread).ID
+	peer.Send(target, idle)
+	m.Script(Turn{Calls: []Call{Shell("echo step")}}, Turn{Text: "done"})
+	cx := codexTurn(t, w, dir, m, thread, "carry on")
+	seenOnce(t, m, idle, "message delivered by trusted hooks")
+	if strings.Contains(cx.Log(), "bypass-hook-trust") {
+		t.Errorf("the run bypassed hook trust")
+	}
+}

@@ -26,6 +26,9 @@ type World struct {
 	Home         string // HOME
 	IntercomHome string // INTERCOM_HOME
 	Env          []string
+	// CodexHooksTrusted runs Codex without --dangerously-bypass-hook-trust:
+	// the hooks run only once trusted (TrustCodexHooks).
+	CodexHooksTrusted bool
 }
 
 // NewWorld makes a fresh world; its broker and every process it started are
