@@ -61,7 +61,7 @@ func NewWorld(t *testing.T) *World {
 		"GORACE=atexit_sleep_ms=0",
 	)
 	t.Cleanup(func() {
-		w.stopBroker()
+		w.stopLeftovers()
 		if t.Failed() || keep {
 			t.Logf("world kept for inspection: %s", root)
 			return
@@ -210,11 +210,13 @@ func inDir(rows []Session, dir string) []Session {
 	return out
 }
 
-// stopBroker kills the broker of this world's INTERCOM_HOME and the
-// session holders it left.
-func (w *World) stopBroker() {
-	for _, pid := range pidsWithEnv("INTERCOM_HOME=" + w.IntercomHome) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+// stopLeftovers kills what the world's agents left running: brokers and
+// session holders (they carry its INTERCOM_HOME or HOME).
+func (w *World) stopLeftovers() {
+	for _, kv := range []string{"INTERCOM_HOME=" + w.IntercomHome, "HOME=" + w.Home} {
+		for _, pid := range pidsWithEnv(kv) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 
