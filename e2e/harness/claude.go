@@ -49,12 +49,22 @@ func (w *World) StartClaude(name, dir string, model *Model, env ...string) *Clau
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 	}
-	a := w.startAgent(name, dir, model, append(base, env...), true, claudeBin,
+	argv := []string{claudeBin}
+	if w.ClaudeViaNode {
+		argv = []string{"node", claudeWrapper()}
+	}
+	a := w.startAgent(name, dir, model, append(base, env...), true, append(argv,
 		"-p", "--session-id", sid,
 		"--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 		"--allowedTools", ClaudeMCPTool+",Bash",
-	)
+	)...)
 	return &Claude{Agent: a, SessionID: sid}
+}
+
+// claudeWrapper is the package's node launcher, which spawns the native
+// binary as a child: what runs when npm's postinstall did not.
+func claudeWrapper() string {
+	return filepath.Join(filepath.Dir(filepath.Dir(claudeBin)), "@anthropic-ai", "claude-code", "cli-wrapper.cjs")
 }
 
 // Prompt sends one user message.

@@ -29,6 +29,18 @@ func noHookFailed(t *testing.T, c *Claude) {
 // session, named by INTERCOM_NAME; `claude mcp list` leaves nothing behind.
 func TestClaudeOneSessionPerAgent(t *testing.T) {
 	w, peer := claudeWorld(t)
+	oneSession(t, w, peer)
+}
+
+// The same with Claude Code started through its node launcher (an install
+// whose postinstall did not run): one more ancestor process.
+func TestClaudeOneSessionPerAgentNodeLauncher(t *testing.T) {
+	w, peer := claudeWorld(t)
+	w.ClaudeViaNode = true
+	oneSession(t, w, peer)
+}
+
+func oneSession(t *testing.T, w *World, peer *Peer) {
 	dir := w.Project("api")
 	viaMCP, viaBash := marker("VIA-MCP"), marker("VIA-BASH")
 	m := NewAnthropic(t)

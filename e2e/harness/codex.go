@@ -4,6 +4,8 @@ package harness
 
 import (
 	"fmt"
+	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -41,6 +43,9 @@ func (w *World) StartCodex(name, dir string, model *Model, prompt string, flags 
 func (w *World) StartCodexEnv(name, dir string, model *Model, prompt string, env []string, flags ...string) *Codex {
 	w.t.Helper()
 	argv := []string{codexBin, "exec"}
+	if w.CodexNative {
+		argv[0] = codexNative(w.t)
+	}
 	var sub []string
 	if len(flags) > 0 && flags[0] == "resume" {
 		sub, flags = flags[:2], flags[2:]
@@ -55,6 +60,16 @@ func (w *World) StartCodexEnv(name, dir string, model *Model, prompt string, env
 	argv = append(argv, prompt)
 	a := w.startAgent(name, dir, model, append([]string{"OPENAI_API_KEY=sk-standin-not-a-key", "NO_COLOR=1"}, env...), false, argv...)
 	return &Codex{Agent: a}
+}
+
+// codexNative is the native binary the npm launcher (codex.js) runs.
+func codexNative(t *testing.T) string {
+	t.Helper()
+	found, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(codexBin)), "@openai", "codex-*", "vendor", "*", "bin", "codex"))
+	if len(found) != 1 {
+		t.Fatalf("cannot find the native codex binary (found %q)", found)
+	}
+	return found[0]
 }
 
 // Finish waits for the run to end and fails the test unless it exits 0.

@@ -32,6 +32,18 @@ func codexTurn(t *testing.T, w *World, dir string, m *Model, thread, prompt stri
 // session, named by INTERCOM_NAME, on the user's INTERCOM_HOME.
 func TestCodexOneSessionPerAgent(t *testing.T) {
 	w, peer := codexWorld(t)
+	codexOneSession(t, w, peer)
+}
+
+// The same with Codex's native binary run directly (a standalone install,
+// no npm launcher above it).
+func TestCodexOneSessionPerAgentNative(t *testing.T) {
+	w, peer := codexWorld(t)
+	w.CodexNative = true
+	codexOneSession(t, w, peer)
+}
+
+func codexOneSession(t *testing.T, w *World, peer *Peer) {
 	dir := w.Project("api")
 	viaMCP, viaShell := marker("VIA-MCP"), marker("VIA-SHELL")
 	m := NewResponses(t)

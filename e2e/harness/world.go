@@ -29,6 +29,12 @@ type World struct {
 	// CodexHooksTrusted runs Codex without --dangerously-bypass-hook-trust:
 	// the hooks run only once trusted (TrustCodexHooks).
 	CodexHooksTrusted bool
+	// ClaudeViaNode starts Claude Code through its node launcher
+	// (cli-wrapper.cjs), one more process above the native binary.
+	ClaudeViaNode bool
+	// CodexNative starts Codex's native binary directly (as a standalone
+	// install has it), without the npm launcher above it.
+	CodexNative bool
 }
 
 // NewWorld makes a fresh world; its broker and every process it started are
@@ -210,18 +216,18 @@ func inDir(rows []Session, dir string) []Session {
 	return out
 }
 
-// stopLeftovers kills what the world's agents left running: brokers and
-// session holders (they carry its INTERCOM_HOME or HOME).
+// stopLeftovers kills what the world's agents left running (brokers,
+// session holders): every process whose command line or environment names
+// a path inside the world's root.
 func (w *World) stopLeftovers() {
-	for _, kv := range []string{"INTERCOM_HOME=" + w.IntercomHome, "HOME=" + w.Home} {
-		for _, pid := range pidsWithEnv(kv) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, pid := range pidsMentioning(w.Root + "/") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
-// pidsWithEnv lists this user's processes whose environment holds kv.
-func pidsWithEnv(kv string) []int {
+// pidsMentioning lists this user's other processes whose command line or
+// environment holds s.
+func pidsMentioning(s string) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -229,12 +235,9 @@ func pidsWithEnv(kv string) []int {
 		if pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, v := range bytes.Split(data, []byte{0}) {
-			if string(v) == kv {
+		for _, f := range []string{"cmdline", "environ"} {
+			data, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err == nil && bytes.Contains(data, []byte(s)) {
 				out = append(out, pid)
 				break
 			}
