@@ -12,7 +12,8 @@ import (
 // INTERCOM_NAME. The planner hands a task to the builder through the MCP
 // tool, the builder hands the result to the reviewer with `intercom send`
 // from its shell, the reviewer (Codex, between runs meanwhile) answers the
-// planner through the MCP tool; each message reaches its model exactly once.
+// planner through the MCP tool; each message reaches its model exactly once,
+// and the planner's `intercom list --all` shows the three of them.
 func TestWalkthroughTwoClaudesAndACodex(t *testing.T) {
 	w := NewWorld(t)
 	w.InstallClaude() // intercom install claude
@@ -51,9 +52,20 @@ func TestWalkthroughTwoClaudesAndACodex(t *testing.T) {
 	codexTurn(t, w, repo, reviewer, thread, "anything to review?", "INTERCOM_NAME=reviewer")
 	seenOnce(t, reviewer, review, "the builder's hand-over at the reviewer")
 
-	planner.Script(Turn{If: func(r *Request) bool { return r.Contains(verdict) }, Text: "all reviewed"})
+	planner.Script(
+		Turn{If: func(r *Request) bool { return r.Contains(verdict) }, Calls: []Call{Bash("intercom list --all")}},
+		Turn{Text: "all reviewed"},
+	)
 	p.Turn("status?", "all reviewed", turnTimeout)
 	seenOnce(t, planner, verdict, "the reviewer's verdict at the planner")
+	// The planner's own `intercom list --all` (the reviewer is between runs: disconnected).
+	listed := ""
+	if r := planner.Last(); r != nil {
+		listed = lastUserText(r)
+	}
+	if !strings.Contains(listed, "builder") || !strings.Contains(listed, "reviewer") || !strings.Contains(listed, "self") {
+		t.Errorf("the planner's `intercom list --all` does not show itself (self) and the other two:\n%s", listed)
+	}
 
 	// intercom list: one session per agent, by the names they were given.
 	names := map[string]int{}
