@@ -15,21 +15,22 @@ import (
 // message_stop. Requests that offer tools are the agent's conversation;
 // others (titles, summaries) get a short text.
 func NewAnthropic(t *testing.T) *Model {
-	m := newModel(t, "/v1/messages")
-	m.isMain = func(body map[string]any) bool {
-		tools, _ := body["tools"].([]any)
-		return len(tools) > 0
-	}
-	m.answer = func(w http.ResponseWriter, r *Request, turn *Turn) { anthropicAnswer(w, r, turn) }
-	m.other = func(w http.ResponseWriter, req *http.Request) bool {
-		if req.URL.Path == "/v1/messages/count_tokens" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"input_tokens": 100}`)
-			return true
-		}
-		return false
-	}
-	return m
+	return newModel(t, wire{
+		path: "/v1/messages",
+		isMain: func(body map[string]any) bool {
+			tools, _ := body["tools"].([]any)
+			return len(tools) > 0
+		},
+		answer: anthropicAnswer,
+		other: func(w http.ResponseWriter, req *http.Request) bool {
+			if req.URL.Path == "/v1/messages/count_tokens" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"input_tokens": 100}`)
+				return true
+			}
+			return false
+		},
+	})
 }
 
 func anthropicAnswer(w http.ResponseWriter, r *Request, turn *Turn) {

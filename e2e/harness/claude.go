@@ -41,7 +41,29 @@ func (w *World) Project(name string) string {
 func (w *World) StartClaude(name, dir string, model *Model, env ...string) *Claude {
 	w.t.Helper()
 	sid := newUUID()
-	base := []string{
+	a := w.startAgent(name, dir, model, append(claudeEnv(model), env...), true, w.claudeArgv(
+		"-p", "--session-id", sid, "--input-format", "stream-json")...)
+	return &Claude{Agent: a, SessionID: sid}
+}
+
+// RunClaudeOnce runs a one-shot `claude -p PROMPT` (no stream-json input:
+// the process ends with the turn) and waits for it to exit.
+func (w *World) RunClaudeOnce(name, dir string, model *Model, prompt string, env ...string) *Claude {
+	w.t.Helper()
+	sid := newUUID()
+	a := w.startAgent(name, dir, model, append(claudeEnv(model), env...), false, w.claudeArgv(
+		"-p", prompt, "--session-id", sid)...)
+	c := &Claude{Agent: a, SessionID: sid}
+	if code := c.Wait(turnTimeout); code != 0 {
+		w.t.Fatalf("%s: claude -p exited %d\n%s", name, code, tailLines(c.Log(), 40))
+	}
+	return c
+}
+
+// claudeEnv points Claude Code at model, with a dummy key and no traffic
+// beyond it.
+func claudeEnv(model *Model) []string {
+	return []string{
 		"ANTHROPIC_BASE_URL=" + model.URL,
 		"ANTHROPIC_API_KEY=sk-ant-standin-not-a-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -49,16 +71,17 @@ func (w *World) StartClaude(name, dir string, model *Model, env ...string) *Clau
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 	}
+}
+
+// claudeArgv is the command line: the binary (or its node launcher), the
+// given arguments, stream-json output and the tools the scripts call.
+func (w *World) claudeArgv(args ...string) []string {
 	argv := []string{claudeBin}
 	if w.ClaudeViaNode {
 		argv = []string{"node", claudeWrapper()}
 	}
-	a := w.startAgent(name, dir, model, append(base, env...), true, append(argv,
-		"-p", "--session-id", sid,
-		"--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--allowedTools", ClaudeMCPTool+",Bash",
-	)...)
-	return &Claude{Agent: a, SessionID: sid}
+	argv = append(argv, args...)
+	return append(argv, "--output-format", "stream-json", "--verbose", "--allowedTools", ClaudeMCPTool+",Bash")
 }
 
 // claudeWrapper is the package's node launcher, which spawns the native

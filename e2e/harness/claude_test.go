@@ -257,3 +257,31 @@ func TestClaudeIdleAgentWoken(t *testing.T) {
 	noHookFailed(t, cl)
 	seenOnce(t, m, wake, "message that woke the idle agent")
 }
+
+// A one-shot `claude -p PROMPT` (scripts, CI) runs its turn with the hooks
+// and ends; nothing intercom started for it (a rewake wait, the session
+// holder) outlives it.
+func TestClaudeOneShotRun(t *testing.T) {
+	w, peer := claudeWorld(t)
+	dir := w.Project("oneshot")
+	note := marker("NOTE")
+	m := NewAnthropic(t)
+	m.Script(Turn{Calls: []Call{Bash("intercom send peer " + note)}}, Turn{Text: "one shot done"})
+	start := time.Now()
+	cl := w.RunClaudeOnce("claude", dir, m, "tell the peer and stop")
+	t.Logf("claude -p took %s", time.Since(start).Round(100*time.Millisecond))
+	noHookFailed(t, cl)
+	if n := peer.Messages(note); n != 1 {
+		if _, ok := peer.WaitMessage(note, msgTimeout); !ok {
+			t.Errorf("the peer never got the one-shot agent's message")
+		}
+	}
+	var left []string
+	Await(t, 30*time.Second, func() bool {
+		left = w.intercomLeftovers(peer.Pid())
+		return len(left) == 0
+	}, "the intercom processes started for the one-shot claude to end")
+	if len(left) > 0 {
+		t.Logf("still running: %q", left)
+	}
+}

@@ -7,6 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,4 +143,24 @@ func lastUserText(r *Request) string {
 		}
 	}
 	return b.String()
+}
+
+// intercomLeftovers lists the running intercom CLI processes (brokers
+// aside) of the world, but for those with the pids in keep.
+func (w *World) intercomLeftovers(keep ...int) []string {
+	var out []string
+	for _, p := range pidsMentioning("INTERCOM_HOME=" + w.IntercomHome) {
+		if slices.Contains(keep, p) {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) == "intercom" {
+			out = append(out, strings.Join(args, " "))
+		}
+	}
+	return out
 }

@@ -90,21 +90,24 @@ type Model struct {
 	reqs   []*Request
 	srv    *http.Server
 	notify chan struct{}
-	// isMain tells the agent's conversation from side requests.
-	isMain func(body map[string]any) bool
-	// answer writes the scripted (or default) reply in the API's wire form.
-	answer func(w http.ResponseWriter, r *Request, turn *Turn)
-	// other serves paths that are not the conversation endpoint.
-	other func(w http.ResponseWriter, req *http.Request) bool
-	path  string
+	api    wire
 }
 
-func newModel(t *testing.T, path string) *Model {
+// wire is how one API's stand-in tells and answers requests.
+type wire struct {
+	path   string                                              // the conversation endpoint
+	isMain func(body map[string]any) bool                      // the agent's conversation, not a side request
+	answer func(w http.ResponseWriter, r *Request, turn *Turn) // the scripted (or default) reply
+	other  func(w http.ResponseWriter, req *http.Request) bool // other endpoints; false: 404
+}
+
+// newModel serves api on a fresh 127.0.0.1 port until the test ends.
+func newModel(t *testing.T, api wire) *Model {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Model{t: t, URL: "http://" + l.Addr().String(), path: path, notify: make(chan struct{})}
+	m := &Model{t: t, URL: "http://" + l.Addr().String(), api: api, notify: make(chan struct{})}
 	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve)}
 	go func() { _ = m.srv.Serve(l) }()
 	t.Cleanup(func() { _ = m.srv.Close() })
@@ -173,8 +176,8 @@ func (m *Model) Changed() <-chan struct{} {
 }
 
 func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path != m.path {
-		if m.other != nil && m.other(w, req) {
+	if req.URL.Path != m.api.path {
+		if m.api.other != nil && m.api.other(w, req) {
 			return
 		}
 		http.NotFound(w, req)
@@ -190,7 +193,7 @@ func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "stand-in: body is not JSON: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	r.Main = m.isMain(r.JSON)
+	r.Main = m.api.isMain(r.JSON)
 	m.mu.Lock()
 	r.N = len(m.reqs) + 1
 	m.reqs = append(m.reqs, r)
@@ -209,7 +212,7 @@ func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
 	if turn != nil && turn.Before != nil {
 		turn.Before(r)
 	}
-	m.answer(w, r, turn)
+	m.api.answer(w, r, turn)
 }
 
 // Dump renders every recorded request, for failure logs.

@@ -14,21 +14,22 @@ import (
 // response.output_item.added/.done (assistant messages and function calls)
 // and response.completed.
 func NewResponses(t *testing.T) *Model {
-	m := newModel(t, "/v1/responses")
-	m.isMain = func(body map[string]any) bool {
-		tools, _ := body["tools"].([]any)
-		return len(tools) > 0
-	}
-	m.answer = func(w http.ResponseWriter, r *Request, turn *Turn) { responsesAnswer(w, r, turn) }
-	m.other = func(w http.ResponseWriter, req *http.Request) bool {
-		if req.URL.Path == "/v1/models" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"object":"list","data":[]}`)
-			return true
-		}
-		return false
-	}
-	return m
+	return newModel(t, wire{
+		path: "/v1/responses",
+		isMain: func(body map[string]any) bool {
+			tools, _ := body["tools"].([]any)
+			return len(tools) > 0
+		},
+		answer: responsesAnswer,
+		other: func(w http.ResponseWriter, req *http.Request) bool {
+			if req.URL.Path == "/v1/models" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"object":"list","data":[]}`)
+				return true
+			}
+			return false
+		},
+	})
 }
 
 func responsesAnswer(w http.ResponseWriter, r *Request, turn *Turn) {
