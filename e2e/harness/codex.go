@@ -101,3 +101,15 @@ func Shell(command string) Call {
 func CodexIntercom(args map[string]any) Call {
 	return Call{Name: "intercom", Namespace: "mcp__intercom", Args: args}
 }
+
+// AgentMessages are the model's texts the run showed, in order.
+func (c *Codex) AgentMessages() []string {
+	var out []string
+	for _, ev := range c.Events() {
+		if item, _ := ev["item"].(map[string]any); ev["type"] == "item.completed" && item["type"] == "agent_message" {
+			text, _ := item["text"].(string)
+			out = append(out, text)
+		}
+	}
+	return out
+}
