@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -133,7 +134,11 @@ func (c *Claude) awaitResult(timeout time.Duration, what string, match func(map[
 				c.next = i + 1
 				return evs[i]
 			}
-			passed = append(passed, fmt.Sprint(evs[i]["result"]))
+			text := fmt.Sprint(evs[i]["result"])
+			if strings.Contains(text, "blocked by hook") {
+				c.t.Fatalf("%s: waiting for %s, a hook blocked the turn: %s", c.Name, what, text)
+			}
+			passed = append(passed, text)
 			c.next = i + 1
 		}
 		select {
