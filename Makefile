@@ -26,6 +26,17 @@ test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against
 test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
+COVERDIR ?= $(CURDIR)/coverage
+TESTFLAGS ?=
+COVERPKG := github.com/intercom-dev/intercom/cmd/...,github.com/intercom-dev/intercom/internal/...,github.com/intercom-dev/intercom/pkg/...
+cover: ## make test with coverage: unit tests and the -cover e2e binaries write to COVERDIR; merged per-package figures checked against coverage-floors.txt.
+	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/unit $(COVERDIR)/e2e
+	$(GO) vet ./...
+	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(GO) test $(TESTFLAGS) -race -count=1 -timeout 30m -covermode=atomic -coverpkg=$(COVERPKG) ./... -args -test.gocoverdir=$(COVERDIR)/unit
+	$(GO) tool covdata percent -i=$(COVERDIR)/unit,$(COVERDIR)/e2e > $(COVERDIR)/percent.txt
+	$(GO) tool covdata textfmt -i=$(COVERDIR)/unit,$(COVERDIR)/e2e -o $(COVERDIR)/cover.out
+	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
+
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
@@ -33,12 +44,12 @@ bench-quick: build ## Reduced benchmark, under a minute (same outputs).
 	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
-fuzz: ## Run every fuzz target for FUZZTIME each (seeds also run in make test).
-	@for spec in internal/config:FuzzParse internal/pidfile:FuzzParse internal/runs:FuzzParseInterview \
-		internal/runs:FuzzParseStructuredReply internal/hooks:FuzzParse internal/broker:FuzzValidateSend \
-		internal/broker:FuzzValidatePublish; do \
-		pkg=$${spec%%:*}; fn=$${spec##*:}; echo "== $$pkg $$fn"; \
-		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) || exit 1; \
+fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).
+	@set -e; for file in $$(grep -rlE '^func Fuzz[A-Za-z0-9_]*\(' --include='*_test.go' internal pkg | sort); do \
+		pkg=./$$(dirname $$file); \
+		for fn in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$file); do \
+			echo "== $$pkg $$fn"; $(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME); \
+		done; \
 	done
 
 demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
@@ -51,4 +62,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test test-harness test-fault bench bench-quick demo install clean
+.PHONY: help build test test-harness test-fault cover bench bench-quick demo install clean

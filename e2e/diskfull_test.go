@@ -12,20 +12,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/testenv"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // newDiskFullH is newMsgH with its home on a private 48 MiB tmpfs, so the
-// test can fill the broker's disk without touching the machine's. It skips
-// when not root or when the mount fails. The filler file lives at the
-// returned path, on the same tmpfs, outside the home.
+// test can fill the broker's disk without touching the machine's. The
+// filler file lives at the returned path, on the same tmpfs, outside the
+// home. Without root or a working mount it skips on a developer's machine
+// and fails in CI (testenv).
 func newDiskFullH(t *testing.T) (*H, string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("disk-full test mounts a tmpfs: needs root")
-	}
+	testenv.Root(t, "the disk-full test mounts a tmpfs")
 	root, err := os.MkdirTemp("", "ic-e2e-diskfull-")
 	if err != nil {
 		t.Fatal(err)
@@ -34,29 +33,12 @@ func newDiskFullH(t *testing.T) (*H, string) {
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=48m,mode=0755"); err != nil {
-		os.RemoveAll(root)
-		t.Skipf("cannot mount a tmpfs at %s: %v", mnt, err)
-	}
-	home := filepath.Join(mnt, "home")
-	l, err := paths.Resolve(home, "")
+	err = syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=48m,mode=0755")
 	if err != nil {
-		t.Fatal(err)
+		os.RemoveAll(root)
 	}
-	h := &H{t: t, Home: home, Layout: l, Cwd: root}
-	t.Cleanup(func() {
-		h.mu.Lock()
-		procs := h.procs
-		h.mu.Unlock()
-		for _, p := range procs {
-			p.Kill()
-		}
-		h.KillBroker()
-		if t.Failed() {
-			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
-				t.Logf("broker.log:\n%s", tail(string(data), 60))
-			}
-		}
+	testenv.Need(t, err == nil, "the disk-full test mounts a tmpfs at %s: %v", mnt, err)
+	h := newHIn(t, root, filepath.Join(mnt, "home"), func() {
 		// A killed broker's pid turns zombie before all its threads have
 		// exited and dropped their mappings: EBUSY may last a moment.
 		var uerr error
@@ -69,8 +51,6 @@ func newDiskFullH(t *testing.T) (*H, string) {
 			t.Errorf("unmount %s: %v (detaching it); holders: %v", mnt, uerr, diskFullHolders(mnt))
 			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
-		os.RemoveAll(root)
-		os.RemoveAll(l.SocketDir())
 	})
 	h.WriteConfig(`{"idleExitMs": 0}`)
 	h.Env = append(h.Env, "GORACE=atexit_sleep_ms=0")
@@ -300,7 +280,7 @@ func TestFaultDiskNearlyFullBigSends(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the %d sends of the burst to return", burst)
 	if got := h.BrokerPid(); got != pid || !alive(pid) {
 		t.Fatalf("the broker died in the burst (pid %d, was %d)", got, pid)
 	}

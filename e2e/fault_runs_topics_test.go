@@ -345,7 +345,7 @@ func TestFaultCrashQuestionsAndTopics(t *testing.T) {
 	// respawns a broker while the home's processes are killed.
 	t.Cleanup(func() {
 		cancel()
-		wg.Wait()
+		AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 		clientsMu.Lock()
 		for _, c := range clients {
 			c.Close()
@@ -846,7 +846,7 @@ func TestFaultCrashQuestionsAndTopics(t *testing.T) {
 	chk.mu.Unlock()
 
 	cancel()
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

@@ -78,6 +78,7 @@ type faultChecker struct {
 	lastFirst   [][]int        // [target][sender] seq of the latest first delivery
 	redelivered int            // deliveries again of messages whose ack was not confirmed
 	duplicates  int            // sends answered "duplicate": a retry of one stored before a kill
+	ackFailed   int            // acks that failed when first sent (the session retries them)
 }
 
 // faultLedger is what every crash checker keeps: a lock, the message ids
@@ -142,11 +143,17 @@ func (c *faultChecker) acceptedCount() int {
 	return len(c.accepted)
 }
 
-// delivered records that holder of target r got m. Each target has one
-// holder goroutine at a time, so the events of one message are ordered.
-func (c *faultChecker) delivered(r int, m wire.Message) {
+// delivered records that holder of target r got m; shown is what this
+// holder (one Session, i.e. one holder process) was handed before. Each
+// target has one holder goroutine at a time, so the events of one message
+// are ordered.
+func (c *faultChecker) delivered(r int, m wire.Message, shown map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if shown[m.ID] {
+		c.violate("target %d: %s (%s) shown twice by the same holder", r, m.ID, m.Text)
+	}
+	shown[m.ID] = true
 	k, ok := faultParse(m.Text)
 	if !ok || k.sender >= c.senders || k.target != r {
 		c.violate("target %d got an unexpected message %s %q", r, m.ID, m.Text)
@@ -251,7 +258,7 @@ func TestFaultCrashConsistency(t *testing.T) {
 	// no goroutine or client is left to respawn one.
 	t.Cleanup(func() {
 		cancel()
-		wg.Wait()
+		AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 		clientsMu.Lock()
 		for _, c := range clients {
 			c.Close()
@@ -304,13 +311,19 @@ func TestFaultCrashConsistency(t *testing.T) {
 	nonce := fmt.Sprintf("%x", rand.Uint64())
 	var chaos atomic.Bool // holders are killed at random while set
 	chaos.Store(true)
+	quiet := make(chan struct{}) // closed with chaos: living holders stop dying
+	// The last kill lands between show and ack: armed, the first holder to
+	// be handed a batch hands the kill loop a channel and acks only once the
+	// loop has frozen the broker (SIGSTOP) and closed it.
+	var finalArmed atomic.Bool
+	finalShow := make(chan chan struct{}, 1)
 	var stopSend atomic.Bool
 	var holderKills, holderStarts atomic.Int64
 	errs := make(chan error, plan.senders+plan.targets)
 
 	// Holders: one goroutine per recipient, one holder (client + resumed
-	// session) at a time. A holder acks what it got, retrying a failed ack
-	// until it is confirmed or the holder dies.
+	// session) at a time. A holder acks what it got once; an ack that fails
+	// is the session's to retry (pkg/intercom keeps it until confirmed).
 	for r := range targetIDs {
 		wg.Add(1)
 		go func(r int) {
@@ -329,6 +342,7 @@ func TestFaultCrashConsistency(t *testing.T) {
 					continue
 				}
 				holderStarts.Add(1)
+				shown := map[string]bool{} // what this holder was handed
 				var life <-chan time.Time
 				if chaos.Load() {
 					d := plan.holderLifeMin + rand.N(plan.holderLifeMax-plan.holderLifeMin)
@@ -336,6 +350,11 @@ func TestFaultCrashConsistency(t *testing.T) {
 				}
 			hold:
 				for {
+					select {
+					case <-quiet: // chaos is over: this holder lives on
+						life = nil
+					default:
+					}
 					var batch []wire.Message
 					select {
 					case m := <-s.Messages():
@@ -357,23 +376,26 @@ func TestFaultCrashConsistency(t *testing.T) {
 					}
 					ids := make([]string, len(batch))
 					for i, m := range batch {
-						chk.delivered(r, m)
+						chk.delivered(r, m, shown)
 						ids[i] = m.ID
 					}
-					for ctx.Err() == nil {
-						ackCtx, ackCancel := context.WithTimeout(ctx, 3*time.Second)
-						err := s.Ack(ackCtx, ids...)
-						ackCancel()
-						if err == nil {
-							chk.acked(ids)
-							break
-						}
+					if finalArmed.CompareAndSwap(true, false) {
+						frozen := make(chan struct{})
+						finalShow <- frozen
 						select {
-						case <-life: // dies with its acks unconfirmed: they come back
-							holderKills.Add(1)
-							break hold
-						case <-time.After(50 * time.Millisecond):
+						case <-frozen:
+						case <-ctx.Done():
 						}
+					}
+					ackCtx, ackCancel := context.WithTimeout(ctx, 3*time.Second)
+					err := s.Ack(ackCtx, ids...)
+					ackCancel()
+					if err == nil {
+						chk.acked(ids)
+					} else {
+						chk.mu.Lock()
+						chk.ackFailed++
+						chk.mu.Unlock()
 					}
 				}
 				c.Close() // like a crash: no unregister, unconfirmed acks lost
@@ -423,12 +445,15 @@ func TestFaultCrashConsistency(t *testing.T) {
 	// The fault schedule: kill -9 the broker at random moments, each time
 	// after the system made progress since the previous kill.
 	start := time.Now()
-	kills, last := 0, 0
+	kills, last, finalFailed := 0, 0, 0
 	for kills < plan.kills {
 		time.Sleep(plan.killGapMin + rand.N(plan.killGapMax-plan.killGapMin)) // fault schedule
 		Eventually(t, 90*time.Second, func() bool {
 			return chk.acceptedCount() >= last+plan.progressPerKill && len(h.BrokerPids()) > 0
 		}, "progress (%d accepted sends) and a running broker before kill %d", plan.progressPerKill, kills+1)
+		if kills == plan.kills-1 {
+			finalFailed = freezeBetweenShowAndAck(t, h, chk, &chaos, quiet, &finalArmed, finalShow)
+		}
 		n, err := faultKill(h)
 		if err != nil {
 			t.Fatal(err)
@@ -439,7 +464,6 @@ func TestFaultCrashConsistency(t *testing.T) {
 		last = chk.acceptedCount()
 		t.Logf("kill %d at %s: %d accepted", kills, time.Since(start).Round(100*time.Millisecond), last)
 	}
-	chaos.Store(false)
 	stopSend.Store(true)
 	faultLoad := time.Since(start)
 
@@ -455,17 +479,24 @@ func TestFaultCrashConsistency(t *testing.T) {
 	}
 	Eventually(t, 3*time.Minute, func() bool { return len(chk.missing()) == 0 },
 		"every accepted message to be delivered; missing: %v", lazyMissing{chk})
+	// After quiet no shown message is still queued: every holder's acks,
+	// failed ones included, reach the broker without a new holder.
+	var queued []string
 	Eventually(t, msgWait, func() bool {
+		queued = queued[:0]
 		for _, id := range targetIDs {
 			ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
-			msgs, err := admin.Inbox(ictx, id, 0)
+			msgs, err := admin.Peek(ictx, id, 0)
 			icancel()
-			if err != nil || len(msgs) != 0 {
+			if err != nil {
 				return false
 			}
+			for _, m := range msgs {
+				queued = append(queued, m.ID)
+			}
 		}
-		return true
-	}, "every inbox to be empty (all acked)")
+		return len(queued) == 0
+	}, "every inbox to be empty (all shown messages acked); still queued: %v", &queued)
 	// A message whose ack reply was lost was not redelivered: the broker
 	// must have committed that ack (its trace says acked), else it is lost.
 	unconf := chk.unconfirmed()
@@ -478,7 +509,7 @@ func TestFaultCrashConsistency(t *testing.T) {
 		}
 	}
 	cancel()
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the load goroutines to stop")
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -496,8 +527,8 @@ func TestFaultCrashConsistency(t *testing.T) {
 			t.Errorf("message %s delivered but never accepted", id)
 		}
 	}
-	t.Logf("fault run (%s): %d accepted (%d answered duplicate on retry), %d delivered, %d redelivered after an unconfirmed ack, %d with a lost ack reply (trace: acked), 0 lost, %d broker kills in %s, %d holder kills, %d holder starts",
-		plan.name, len(chk.accepted), chk.duplicates, len(chk.deliveries), chk.redelivered, len(unconf), kills, faultLoad.Round(time.Second), holderKills.Load(), holderStarts.Load())
+	t.Logf("fault run (%s): %d accepted (%d answered duplicate on retry), %d delivered, %d redelivered after an unconfirmed ack, %d acks failed when sent (retried by the session; %d at the final freeze, by holders that lived on), %d with a lost ack reply (trace: acked), 0 lost, %d broker kills in %s, %d holder kills, %d holder starts",
+		plan.name, len(chk.accepted), chk.duplicates, len(chk.deliveries), chk.redelivered, chk.ackFailed, finalFailed, len(unconf), kills, faultLoad.Round(time.Second), holderKills.Load(), holderStarts.Load())
 	if kills < 10 {
 		t.Errorf("only %d broker kills, want >= 10", kills)
 	}
@@ -507,6 +538,37 @@ func TestFaultCrashConsistency(t *testing.T) {
 	if len(chk.accepted) < plan.kills*plan.progressPerKill {
 		t.Errorf("only %d messages accepted", len(chk.accepted))
 	}
+}
+
+// freezeBetweenShowAndAck ends the chaos (living holders stay), then makes
+// the coming kill land between show and ack: a holder handed a batch waits,
+// the broker is frozen, the holder acks into it and fails. It returns how
+// many acks failed meanwhile; the caller kills the frozen broker.
+func freezeBetweenShowAndAck(t *testing.T, h *H, chk *faultChecker, chaos *atomic.Bool, quiet chan struct{}, armed *atomic.Bool, show chan chan struct{}) int {
+	t.Helper()
+	chaos.Store(false)
+	close(quiet)
+	armed.Store(true)
+	var frozen chan struct{}
+	select {
+	case frozen = <-show:
+	case <-time.After(90 * time.Second):
+		t.Fatal("no holder was handed a message for the final kill")
+	}
+	before := chk.failedAcks()
+	for _, pid := range h.BrokerPids() {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+		Eventually(t, msgWait, func() bool { return procState(pid) == 'T' || !alive(pid) }, "broker %d to stop", pid)
+	}
+	close(frozen)
+	Eventually(t, msgWait, func() bool { return chk.failedAcks() > before }, "the held batch's ack to fail against the frozen broker")
+	return chk.failedAcks() - before
+}
+
+func (c *faultChecker) failedAcks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ackFailed
 }
 
 // lazyMissing prints at most 20 missing messages when formatted.

@@ -117,11 +117,16 @@ func TestFoundationAutoSpawnFirstCall(t *testing.T) {
 	if v := pidfile.Judge(rec); v != pidfile.Live {
 		t.Fatalf("broker.pid of running broker %d judged %v", pid, v)
 	}
-	// A second call reuses it (unless, on a very slow machine, the default
-	// 5 s idle exit legitimately ended it in between).
+	// A second call reuses it. The one legitimate exception is the default
+	// 5 s idle exit ending the first broker in between (a slow machine):
+	// then its log says so, and it is gone before the second one starts.
 	h.OK("list")
-	if again := fndOneBroker(t, h); again != pid && time.Since(firstDone) < 4*time.Second {
-		t.Fatalf("second call changed broker %d -> %d", pid, again)
+	if again := fndOneBroker(t, h); again != pid {
+		log := fndBrokerLog(h)
+		if alive(pid) || strings.Count(log, `msg="shutting down" reason=idle`) < 1 || strings.Count(log, "broker ready") != 2 {
+			t.Fatalf("second call changed broker %d -> %d without an idle exit of the first:\n%s", pid, again, log)
+		}
+		t.Logf("the first broker idled out between the calls (%s after the first); the second call started %d", time.Since(firstDone), again)
 	}
 }
 
@@ -155,7 +160,7 @@ func TestFoundationConcurrentFirstCallsOneBroker(t *testing.T) {
 		}(i)
 	}
 	close(start)
-	wg.Wait()
+	AwaitGroup(t, &wg, 90*time.Second, "the %d concurrent first calls to return", n)
 	for i, r := range results {
 		if errs[i] != nil {
 			t.Fatalf("call %d: %v", i, errs[i])
@@ -613,11 +618,13 @@ func TestFoundationNameCollisionsAndTargets(t *testing.T) {
 	if m := p2.Event(10 * time.Second); m["event"] != "message" || m["text"] != "to the second" {
 		t.Fatalf("second dup got %v", m)
 	}
+	// "to the first" was sent after "to the second" was delivered: had
+	// that leaked to the first, it would be the first's next event.
 	h.OK("send", tg[id1], "to the first")
 	if m := p1.Event(10 * time.Second); m["event"] != "message" || m["text"] != "to the first" {
 		t.Fatalf("first dup got %v", m)
 	}
-	p1.NoEvent(200 * time.Millisecond) // nothing of the second's leaked here
+	p1.NoneBuffered()
 
 	r = h.Run("send", id1[:4], "hi")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "too short") && !strings.Contains(r.Stderr, "shorter than") {

@@ -32,10 +32,12 @@ func TestMain(m *testing.M) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-race", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
-	if os.Getenv("E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
+	if coverDir != "" {
+		if err := os.Setenv("GOCOVERDIR", coverDir); err != nil {
+			panic(err)
+		}
 	}
+	build := exec.Command("go", buildArgs(dir)...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build binaries:", err)
@@ -45,6 +47,26 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// coverDir is INTERCOM_E2E_COVERDIR, set when the suite measures coverage
+// (make cover): the binaries are then built with -cover, and TestMain points
+// GOCOVERDIR there for every process the tests start, so each one writes its
+// counters there when it exits. (go test -cover replaces GOCOVERDIR in the
+// test's own environment, hence a variable of our own.)
+var coverDir = os.Getenv("INTERCOM_E2E_COVERDIR")
+
+// buildArgs are the go build arguments for the four binaries: -race unless
+// E2E_NORACE is set, -cover over the whole module when coverDir is set.
+func buildArgs(dir string) []string {
+	args := []string{"build"}
+	if os.Getenv("E2E_NORACE") == "" {
+		args = append(args, "-race")
+	}
+	if coverDir != "" {
+		args = append(args, "-cover", "-covermode=atomic", "-coverpkg=github.com/intercom-dev/intercom/...")
+	}
+	return append(args, "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
 }
 
 // H is one isolated intercom installation: a home, its socket, its broker.
@@ -65,7 +87,15 @@ func newH(t *testing.T) *H {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := filepath.Join(root, "home")
+	return newHIn(t, root, filepath.Join(root, "home"), nil)
+}
+
+// newHIn makes an H whose home is home, working in root. At cleanup its
+// processes and broker are killed, broker.log is shown if the test failed,
+// release runs (an unmount, say; may be nil), and root and the socket
+// directory are removed.
+func newHIn(t *testing.T, root, home string, release func()) *H {
+	t.Helper()
 	l, err := paths.Resolve(home, "")
 	if err != nil {
 		t.Fatal(err)
@@ -76,13 +106,16 @@ func newH(t *testing.T) *H {
 		procs := h.procs
 		h.mu.Unlock()
 		for _, p := range procs {
-			p.Kill()
+			p.Stop()
 		}
-		h.KillBroker()
+		h.StopBroker()
 		if t.Failed() {
 			if data, err := os.ReadFile(l.BrokerLog()); err == nil {
-				t.Logf("broker.log:\n%s", tail(string(data), 40))
+				t.Logf("broker.log:\n%s", tail(string(data), 60))
 			}
+		}
+		if release != nil {
+			release()
 		}
 		os.RemoveAll(root)
 		os.RemoveAll(l.SocketDir())
@@ -189,7 +222,13 @@ func (h *H) Start(args ...string) *Proc {
 // StartBin starts any of the built binaries.
 func (h *H) StartBin(bin string, args ...string) *Proc {
 	h.t.Helper()
-	c := h.cmd(context.Background(), bin, args...)
+	return h.startCmd(h.cmd(context.Background(), bin, args...))
+}
+
+// startCmd starts c (made by h.cmd) in the background, collecting its
+// stdout lines; it is killed at cleanup.
+func (h *H) startCmd(c *exec.Cmd) *Proc {
+	h.t.Helper()
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		h.t.Fatal(err)
@@ -251,11 +290,24 @@ func (p *Proc) Event(timeout time.Duration) map[string]any {
 	}
 }
 
-// NoEvent asserts that no line arrives within d (used only to prove absence).
+// NoEvent asserts that no line arrives within d. A fixed window can pass
+// falsely; prefer an ordering barrier (a marker that must be the next
+// event) or durable state (a trace, an outbox), then NoneBuffered.
 func (p *Proc) NoEvent(d time.Duration) {
 	p.t.Helper()
 	if l, ok := p.Line(d); ok {
 		p.t.Fatalf("unexpected output from %v: %s", p.Cmd.Args, l)
+	}
+}
+
+// NoneBuffered asserts that the process has printed no line that the test
+// has not read yet: absence up to now, after a causal barrier.
+func (p *Proc) NoneBuffered() {
+	p.t.Helper()
+	select {
+	case l := <-p.lines:
+		p.t.Fatalf("unexpected output from %v: %s", p.Cmd.Args, l)
+	default:
 	}
 }
 
@@ -280,8 +332,36 @@ func (p *Proc) Signal(sig syscall.Signal) {
 
 // Kill ends the process at once.
 func (p *Proc) Kill() {
+	p.t.Helper()
 	_ = p.Cmd.Process.Kill()
-	<-p.done
+	Await(p.t, p.done, 30*time.Second, "%v to exit after SIGKILL (its stdout still open?)", p.Cmd.Args)
+}
+
+// ExitCode waits up to timeout for the process to exit and returns its
+// exit status.
+func (p *Proc) ExitCode(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.t.Fatalf("%v still running after %s; stderr: %s", p.Cmd.Args, timeout, p.Stderr())
+	}
+	return p.Cmd.ProcessState.ExitCode()
+}
+
+// Stop ends the process at cleanup: at once (SIGKILL), or, when the suite
+// measures coverage, with SIGTERM first so that the process exits through
+// main and writes its coverage counters (SIGKILL after 10 s).
+func (p *Proc) Stop() {
+	if coverDir != "" {
+		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
+	p.Kill()
 }
 
 // Done is closed when the process has exited.
@@ -315,6 +395,21 @@ func (h *H) KillBroker() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		Eventually(h.t, 10*time.Second, func() bool { return !alive(pid) }, "broker %d to die", pid)
 	}
+}
+
+// StopBroker ends the brokers of this home at cleanup: KillBroker, or, when
+// the suite measures coverage, SIGTERM first so each broker writes its
+// coverage counters on its way out (SIGKILL after 10 s).
+func (h *H) StopBroker() {
+	if coverDir != "" {
+		for _, pid := range h.BrokerPids() {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	h.KillBroker()
 }
 
 // BrokerPids lists running intercom-broker processes serving this home.
@@ -364,6 +459,27 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, what stri
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Await waits until done is closed, failing the test after timeout.
+func Await(t testing.TB, done <-chan struct{}, timeout time.Duration, what string, args ...any) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for "+what, append([]any{timeout}, args...)...)
+	}
+}
+
+// AwaitGroup is wg.Wait, failing the test after timeout.
+func AwaitGroup(t testing.TB, wg *sync.WaitGroup, timeout time.Duration, what string, args ...any) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	Await(t, done, timeout, what, args...)
 }
 
 // Sessions runs list --json with args and returns the rows.

@@ -1,35 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// hookH is a home whose hook sessions are held for the life of a stand-in
-// harness process, ended (with its holder) at cleanup.
-func hookH(t *testing.T) *H {
-	t.Helper()
-	h := newH(t)
-	harness := exec.Command("sleep", "600")
-	if err := harness.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h.Env = append(h.Env, "INTERCOM_HARNESS_PID="+strconv.Itoa(harness.Process.Pid))
-	t.Cleanup(func() {
-		_ = harness.Process.Kill()
-		_ = harness.Wait()
-		Eventually(t, 10*time.Second, func() bool { return len(hookHolders(h)) == 0 }, "hook holders to exit")
-	})
-	return h
-}
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
 
 // hookHolders lists `intercom hold` processes of h.
 func hookHolders(h *H) []int {
@@ -58,30 +43,6 @@ type hookOut struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// runHook feeds input to `intercom hook HARNESS EVENT` and decodes stdout
-// (empty stdout → zero hookOut).
-func runHook(t *testing.T, h *H, harness, event string, input map[string]any) (hookOut, string) {
-	t.Helper()
-	data, _ := json.Marshal(input)
-	r := h.RunIn(h.Cwd, string(data), "hook", harness, event)
-	if r.Code != 0 {
-		t.Fatalf("hook %s %s: exit %d, stderr %s", harness, event, r.Code, r.Stderr)
-	}
-	var out hookOut
-	if strings.TrimSpace(r.Stdout) == "" {
-		return out, ""
-	}
-	if strings.Count(strings.TrimSpace(r.Stdout), "\n") != 0 {
-		t.Fatalf("hook output is not one JSON object: %q", r.Stdout)
-	}
-	dec := json.NewDecoder(strings.NewReader(r.Stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("hook output %q: %v", r.Stdout, err)
-	}
-	return out, r.Stdout
-}
-
 // recorded example inputs, shaped as the harnesses document them.
 func claudeInput(event string, extra map[string]any) map[string]any {
 	in := map[string]any{
@@ -96,8 +57,9 @@ func claudeInput(event string, extra map[string]any) map[string]any {
 
 func TestHooksClaudeDeliverExactlyOnce(t *testing.T) {
 	t.Parallel()
-	h := hookH(t)
-	out, _ := runHook(t, h, "claude", "SessionStart", claudeInput("SessionStart", map[string]any{"source": "startup"}))
+	h := newH(t)
+	a := newAgent(t, h)
+	out, _ := a.Hook("claude", "SessionStart", claudeInput("SessionStart", map[string]any{"source": "startup"}))
 	if out.HookSpecificOutput == nil || out.HookSpecificOutput.HookEventName != "SessionStart" || !strings.Contains(out.HookSpecificOutput.AdditionalContext, "cc-8f3c2a1e") {
 		t.Fatalf("SessionStart output %+v", out)
 	}
@@ -110,7 +72,7 @@ func TestHooksClaudeDeliverExactlyOnce(t *testing.T) {
 		h.OK("send", sid, fmt.Sprintf("note %d", i))
 	}
 	post := claudeInput("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}, "tool_response": map[string]any{"stdout": ""}})
-	out, _ = runHook(t, h, "claude", "PostToolUse", post)
+	out, _ = a.Hook("claude", "PostToolUse", post)
 	if out.HookSpecificOutput == nil || out.HookSpecificOutput.HookEventName != "PostToolUse" {
 		t.Fatalf("PostToolUse output %+v", out)
 	}
@@ -123,15 +85,16 @@ func TestHooksClaudeDeliverExactlyOnce(t *testing.T) {
 		t.Fatalf("status after PostToolUse: %v", r)
 	}
 	// Delivered once: the next boundary has nothing.
-	if out, raw := runHook(t, h, "claude", "PostToolUse", post); out.HookSpecificOutput != nil {
-		t.Fatalf("second PostToolUse delivered again: %s", raw)
+	if out, r := a.Hook("claude", "PostToolUse", post); out.HookSpecificOutput != nil {
+		t.Fatalf("second PostToolUse delivered again: %s", r.Stdout)
 	}
 }
 
 func TestHooksCapAndDigest(t *testing.T) {
 	t.Parallel()
-	h := hookH(t)
-	runHook(t, h, "codex", "SessionStart", claudeInput("SessionStart", nil))
+	h := newH(t)
+	a := newAgent(t, h)
+	a.Hook("codex", "SessionStart", claudeInput("SessionStart", nil))
 	sid := "cx-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
 	body := strings.Repeat("x", 700)
 	const n = 30
@@ -141,7 +104,7 @@ func TestHooksCapAndDigest(t *testing.T) {
 	seen := map[string]int{}
 	calls := 0
 	for len(seen) < n && calls < 10 {
-		out, _ := runHook(t, h, "codex", "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Bash"}))
+		out, _ := a.Hook("codex", "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Bash"}))
 		calls++
 		if out.HookSpecificOutput == nil {
 			t.Fatalf("call %d delivered nothing with %d of %d seen", calls, len(seen), n)
@@ -150,12 +113,15 @@ func TestHooksCapAndDigest(t *testing.T) {
 		if len(ctx) > 9000 {
 			t.Fatalf("context %d chars, want <= 9000", len(ctx))
 		}
-		if len(seen)+strings.Count(ctx, "msg-") < n && !strings.Contains(ctx, "more messages: run `intercom") {
-			t.Fatalf("capped answer without digest line: ...%s", ctx[len(ctx)-200:])
+		got := strings.Count(ctx, "msg-")
+		if len(seen)+got < n && !strings.Contains(ctx, fmt.Sprintf("%d more messages wait", n-len(seen)-got)) {
+			t.Fatalf("capped answer without the waiting line: ...%s", ctx[len(ctx)-200:])
 		}
 		for i := range n {
-			if strings.Contains(ctx, fmt.Sprintf("msg-%02d ", i)) {
+			if strings.Contains(ctx, fmt.Sprintf("msg-%02d %s\n", i, body)) {
 				seen[fmt.Sprintf("%02d", i)]++
+			} else if strings.Contains(ctx, fmt.Sprintf("msg-%02d ", i)) {
+				t.Fatalf("message %02d delivered cut", i)
 			}
 		}
 	}
@@ -172,54 +138,141 @@ func TestHooksCapAndDigest(t *testing.T) {
 	}
 }
 
+func TestHooksLongMessageWholeInParts(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	a := newAgent(t, h)
+	a.Hook("claude", "SessionStart", claudeInput("SessionStart", nil))
+	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
+	var long strings.Builder
+	for i := 0; long.Len() < 25000; i++ {
+		fmt.Fprintf(&long, "line %05d of the long message\n", i)
+	}
+	h.OK("send", sid, long.String())
+	h.OK("send", sid, "a short one after it")
+	var got strings.Builder
+	parts := 0
+	deliver := func(event string, in map[string]any) string {
+		out, _ := a.Hook("claude", event, in)
+		switch {
+		case out.HookSpecificOutput != nil:
+			return out.HookSpecificOutput.AdditionalContext
+		case out.Decision == "block":
+			return out.Reason
+		}
+		return ""
+	}
+	for parts < 10 {
+		event, in := "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Bash"})
+		if parts == 1 { // a Stop that already blocked continues a message in parts
+			event, in = "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})
+		}
+		text := deliver(event, in)
+		if len(text) > 9000 || !strings.Contains(text, ", part ") {
+			t.Fatalf("%s %d: %d chars, want a part of at most 9000: %.200q", event, parts+1, len(text), text)
+		}
+		parts++
+		_, body, _ := strings.Cut(text, ":\n")
+		body = body[:strings.LastIndex(body, "\n[")]
+		got.WriteString(body)
+		if strings.Contains(text, "[end of message") {
+			break
+		}
+		// Not acknowledged before its last part: it still waits.
+		if r := h.Run("--session", sid, "--json", "inbox", "--peek"); !strings.Contains(r.Stdout, "line 00000") {
+			t.Fatalf("after part %d the message is no longer waiting: %s", parts, r.Stdout)
+		}
+	}
+	if parts < 3 || !strings.Contains(got.String(), long.String()) {
+		t.Fatalf("%d parts joined to %d chars; want the whole %d-char message", parts, got.Len(), long.Len())
+	}
+	// A Stop that already blocked does not start a new message...
+	if text := deliver("Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})); text != "" {
+		t.Fatalf("stop_hook_active started a new message: %.200q", text)
+	}
+	// ...the next boundary does, and nothing comes twice.
+	if text := deliver("PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Bash"})); !strings.Contains(text, "a short one after it") || strings.Contains(text, "line 00000") {
+		t.Fatalf("next boundary: %.300q", text)
+	}
+	if r := h.Run("--session", sid, "inbox"); !strings.Contains(r.Stdout, "No messages.") {
+		t.Fatalf("inbox after delivery: %s", r.Stdout)
+	}
+}
+
 func TestHooksStopBlocksWithMessages(t *testing.T) {
 	t.Parallel()
-	h := hookH(t)
-	runHook(t, h, "claude", "SessionStart", claudeInput("SessionStart", nil))
+	h := newH(t)
+	a := newAgent(t, h)
+	a.Hook("claude", "SessionStart", claudeInput("SessionStart", nil))
 	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
 	// Nothing waiting: Stop lets the agent stop and reports idle.
-	if out, raw := runHook(t, h, "claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
-		t.Fatalf("Stop with no messages: %s", raw)
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
+		t.Fatalf("Stop with no messages: %s", r.Stdout)
 	}
 	// A queued message is held while busy and released by Stop (idle).
-	runHook(t, h, "claude", "UserPromptSubmit", claudeInput("UserPromptSubmit", map[string]any{"prompt": "go"}))
+	a.Hook("claude", "UserPromptSubmit", claudeInput("UserPromptSubmit", map[string]any{"prompt": "go"}))
 	h.OK("send", sid, "--delivery", "queue", "after you finish")
-	if out, raw := runHook(t, h, "claude", "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Edit"})); out.HookSpecificOutput != nil {
-		t.Fatalf("queued message delivered while busy: %s", raw)
+	if out, r := a.Hook("claude", "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Edit"})); out.HookSpecificOutput != nil {
+		t.Fatalf("queued message delivered while busy: %s", r.Stdout)
 	}
-	out, _ := runHook(t, h, "claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
+	out, _ := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
 	if out.Decision != "block" || !strings.Contains(out.Reason, "after you finish") {
 		t.Fatalf("Stop: %+v, want block with the queued message", out)
 	}
 	// stop_hook_active: never block twice in a row.
 	h.OK("send", sid, "one more")
-	if out, raw := runHook(t, h, "claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})); out.Decision != "" {
-		t.Fatalf("Stop with stop_hook_active blocked: %s", raw)
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})); out.Decision != "" {
+		t.Fatalf("Stop with stop_hook_active blocked: %s", r.Stdout)
 	}
-	// Passive messages never wake: Stop does not block for them.
-	out, _ = runHook(t, h, "claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
+	out, _ = a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
 	if out.Decision != "block" || !strings.Contains(out.Reason, "one more") {
 		t.Fatalf("Stop: %+v, want block with 'one more'", out)
 	}
+	// Passive messages never wake: Stop does not block for them.
 	h.OK("send", sid, "--delivery", "passive", "fyi only")
-	if out, raw := runHook(t, h, "claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
-		t.Fatalf("passive message blocked Stop: %s", raw)
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
+		t.Fatalf("passive message blocked Stop: %s", r.Stdout)
 	}
 }
 
-func TestHooksBadInput(t *testing.T) {
+// A hook never gets in the agent's way: on every problem it answers
+// nothing, says one line on stderr and exits 0.
+func TestHooksNeverBlock(t *testing.T) {
 	t.Parallel()
-	h := newH(t)
-	r := h.RunIn(h.Cwd, "not json", "hook", "claude", "PostToolUse")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "not JSON") {
-		t.Fatalf("bad input: exit %d %q", r.Code, r.Stderr)
-	}
-	r = h.RunIn(h.Cwd, `{"hook_event_name":"Stop"}`, "hook", "claude", "Stop")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "session_id") {
-		t.Fatalf("missing session_id: exit %d %q", r.Code, r.Stderr)
-	}
-	if r := h.Run("hook", "cursor", "Stop"); r.Code != 2 {
-		t.Fatalf("unknown harness: exit %d", r.Code)
+	good := `{"session_id":"s-12345678","hook_event_name":"UserPromptSubmit","cwd":"/tmp","prompt":"hi"}`
+	for _, tc := range []struct {
+		name, stdin, want string
+		args              []string
+		setup             func(h *H)
+	}{
+		{name: "bad config", stdin: good, want: "config", setup: func(h *H) { h.WriteConfig(`{"askTimeoutMs": "soon"`) }},
+		{name: "invalid config value", stdin: good, want: "askTimeoutMs", setup: func(h *H) { h.WriteConfig(`{"askTimeoutMs": "soon"}`) }},
+		{name: "empty stdin", stdin: "", want: "empty"},
+		{name: "not JSON", stdin: "not json", want: "not JSON"},
+		{name: "no session_id", stdin: `{"hook_event_name":"UserPromptSubmit"}`, want: "session_id"},
+		{name: "stdin too large", stdin: `{"session_id":"s-12345678","x":"` + strings.Repeat("y", 16<<20) + `"}`, want: "too large"},
+		{name: "unknown event", stdin: good, want: "unknown hook event", args: []string{"hook", "claude", "PreToolUse"}},
+		{name: "unknown harness", stdin: good, want: "unknown harness", args: []string{"hook", "cursor", "Stop"}},
+		{name: "broker unreachable", stdin: good, want: "broker", setup: func(h *H) {
+			h.WriteConfig(`{"brokerCommand": "/nonexistent/intercom-broker"}`)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newH(t)
+			if tc.setup != nil {
+				tc.setup(h)
+			}
+			args := tc.args
+			if args == nil {
+				args = []string{"hook", "claude", "UserPromptSubmit"}
+			}
+			r := h.RunIn(h.Cwd, tc.stdin, args...)
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 0 || r.Stdout != "" || len(lines) != 1 || !strings.Contains(strings.ToLower(r.Stderr), strings.ToLower(tc.want)) {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 0, no answer, one line about %q", r.Code, r.Stdout, r.Stderr, tc.want)
+			}
+		})
 	}
 }
 
@@ -233,9 +286,8 @@ func TestWaitExitCodes(t *testing.T) {
 		t.Fatalf("wait timeout: exit %d, stdout %q", r.Code, r.Stdout)
 	}
 	w := h.Start("--session", "nobody-home-0000", "wait")
-	<-w.Done()
-	if w.Cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("wait for unknown session: exit %d", w.Cmd.ProcessState.ExitCode())
+	if code := w.ExitCode(30 * time.Second); code != 1 {
+		t.Fatalf("wait for unknown session: exit %d", code)
 	}
 }
 
@@ -254,8 +306,7 @@ func TestWaitWokenByMessage(t *testing.T) {
 	if !ok {
 		t.Fatalf("wait printed nothing; stderr %s", w.Stderr())
 	}
-	<-w.Done()
-	if code := w.Cmd.ProcessState.ExitCode(); code != 2 {
+	if code := w.ExitCode(30 * time.Second); code != 2 {
 		t.Fatalf("wait exit %d, want 2", code)
 	}
 	var got struct {
@@ -333,11 +384,30 @@ func TestInstallUninstallIdempotent(t *testing.T) {
 	if out := run("uninstall", "claude", "--project"); strings.Count(out, "unchanged") != 2 {
 		t.Fatalf("second uninstall changed files: %s", out)
 	}
-	// Codex: TOML block added once, removed exactly.
+	// Claude: the asyncRewake Stop hook that wakes an idle session.
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	_ = json.Unmarshal(first, &settings)
+	rewake := 0
+	for _, g := range settings.Hooks["Stop"] {
+		for _, hk := range g.Hooks {
+			if hk["asyncRewake"] == true && strings.Contains(hk["command"].(string), " wait --rewake") {
+				rewake++
+			}
+		}
+	}
+	if rewake != 1 {
+		t.Fatalf("asyncRewake Stop hooks: %d, want 1:\n%s", rewake, first)
+	}
+	// Codex: entries merged into the user's tables once, removed exactly.
 	run("install", "codex")
 	run("install", "codex")
 	toml, _ := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
-	if strings.Count(string(toml), "[mcp_servers.intercom]") != 1 || !strings.Contains(string(toml), "codex_hooks = true") || !strings.HasPrefix(string(toml), userToml) {
+	if strings.Count(string(toml), "[mcp_servers.intercom]") != 1 || !strings.Contains(string(toml), "hooks = true") || strings.Contains(string(toml), "codex_hooks") ||
+		!strings.Contains(string(toml), `"INTERCOM_HOME"`) || !strings.HasPrefix(string(toml), userToml) {
 		t.Fatalf("codex config: %s", toml)
 	}
 	hooksJSON, _ := os.ReadFile(filepath.Join(home, ".codex", "hooks.json"))
@@ -348,5 +418,104 @@ func TestInstallUninstallIdempotent(t *testing.T) {
 	toml, _ = os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
 	if string(toml) != userToml {
 		t.Fatalf("codex config after uninstall %q, want %q", toml, userToml)
+	}
+}
+
+// brokerWaiters is how many inbox waits the broker of h has now.
+func brokerWaiters(t *testing.T, h *H) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := intercom.Connect(ctx, intercom.Options{Home: h.Home, NoSpawn: true})
+	if err != nil {
+		return -1
+	}
+	defer c.Close()
+	st, err := intercom.Call[wire.Stats](ctx, c, wire.SubjStats, struct{}{})
+	if err != nil {
+		return -1
+	}
+	return st.Waiters
+}
+
+func TestWaitSurvivesBrokerRestart(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	a := newAgent(t, h)
+	a.Hook("claude", "SessionStart", claudeInput("SessionStart", nil))
+	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
+	w := h.Start("--session", sid, "--json", "wait", "--timeout", "120s")
+	Eventually(t, 20*time.Second, func() bool { return brokerWaiters(t, h) == 1 }, "the wait to be registered")
+	h.KillBroker()
+	// The next command starts a new broker; the message it stores must
+	// end the wait that was asked of the old one.
+	h.OK("send", sid, "sent after the restart")
+	line, ok := w.Line(60 * time.Second)
+	if !ok {
+		t.Fatalf("wait did not wake after the broker restart; stderr %s", w.Stderr())
+	}
+	<-w.Done()
+	if code := w.Cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(line, "sent after the restart") {
+		t.Fatalf("wait: exit %d, output %q", code, line)
+	}
+}
+
+func TestWaitWakesWhileAttachHolds(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	att, ev := h.Attach("--name", "watched")
+	id := ev["id"].(string)
+	w := h.Start("--session", id, "--json", "wait", "--timeout", "120s")
+	Eventually(t, 20*time.Second, func() bool { return brokerWaiters(t, h) == 1 }, "the wait to be registered")
+	h.OK("send", id, "for the holder")
+	if m := att.Event(20 * time.Second); m["text"] != "for the holder" {
+		t.Fatalf("attach got %v", m)
+	}
+	line, ok := w.Line(30 * time.Second)
+	if !ok {
+		t.Fatalf("wait did not wake while attach holds the session; stderr %s", w.Stderr())
+	}
+	<-w.Done()
+	var got struct {
+		Messages      []map[string]any `json:"messages"`
+		HeldElsewhere bool             `json:"held_elsewhere"`
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil || len(got.Messages) != 1 || got.Messages[0]["text"] != "for the holder" || w.Cmd.ProcessState.ExitCode() != 2 {
+		t.Fatalf("wait: exit %d, output %q", w.Cmd.ProcessState.ExitCode(), line)
+	}
+}
+
+func TestWaitRewakeHook(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	a := newAgent(t, h)
+	a.Hook("claude", "SessionStart", claudeInput("SessionStart", nil))
+	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
+	// As Claude Code runs it: through sh -c, hook JSON on stdin, in the background.
+	done := make(chan agentAnswer, 1)
+	go func() {
+		done <- a.do("hook", `{"session_id":"8f3c2a1e-4b5d-4c6e-9f70-123456789abc","hook_event_name":"Stop"}`,
+			filepath.Join(binDir, "intercom"), "wait", "--rewake", "--timeout", "120s")
+	}()
+	Eventually(t, 20*time.Second, func() bool { return brokerWaiters(t, h) == 1 }, "the rewake wait to be registered")
+	h.OK("send", sid, "wake up, idle agent")
+	var r agentAnswer
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the rewake hook did not wake")
+	}
+	if r.Code != 2 || !strings.Contains(r.Stderr, "wake up, idle agent") || r.Stdout != "" {
+		t.Fatalf("rewake: exit %d, stdout %q, stderr %q; want 2 and the message on stderr", r.Code, r.Stdout, r.Stderr)
+	}
+	// Taken once: the next boundary has nothing.
+	if out, _ := a.Hook("claude", "PostToolUse", claudeInput("PostToolUse", map[string]any{"tool_name": "Bash"})); out.HookSpecificOutput != nil {
+		t.Fatalf("woken message delivered again: %+v", out)
+	}
+	// Any problem is exit 0, never 2 (which would wake the model with it).
+	h.WriteConfig(`{"askTimeoutMs": "soon"}`)
+	r = a.do("hook", "{}", filepath.Join(binDir, "intercom"), "wait", "--rewake", "--timeout", "5s")
+	if r.Code != 0 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("rewake with a bad config: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -119,14 +120,35 @@ func TestFaultHostilePeers(t *testing.T) {
 		"trailing":     []byte(`{} {}`),
 	}
 	// Payloads that are JSON but of the wrong shape: an error with code
-	// bad_request or not_found, or (for requests whose fields all take
-	// their zero value, like ping) a result; never anything else.
+	// bad_request or not_found; or, on the subjects whose request is valid
+	// with every field at its zero value, a result, the same as for {}
+	// (a wrong-shape field read as absent, nothing else); never anything
+	// else.
 	wrongShape := map[string][]byte{
 		"array":        []byte(`[]`),
 		"number from":  []byte(`{"from":1}`),
 		"string":       []byte(`"x"`),
 		"null fields":  []byte(`{"session_id":null,"ids":[null],"to":{"a":1},"text":[]}`),
 		"bool for obj": []byte(`{"subscribe":true,"message":false,"host":7}`),
+	}
+	zeroValued := map[string]bool{wire.SubjList: true, wire.SubjAskCancel: true, wire.SubjPing: true, wire.SubjTopics: true}
+	// gist is what must match between a zero-valued request's result and
+	// {}'s: the whole reply, or for list the session ids (rows carry
+	// times).
+	gist := func(subj string, data []byte) string {
+		if subj != wire.SubjList {
+			return string(data)
+		}
+		var r wire.Reply[wire.ListReply]
+		if err := json.Unmarshal(data, &r); err != nil || r.Result == nil {
+			t.Fatalf("list reply %q: %v", data, err)
+		}
+		var ids []string
+		for _, s := range r.Result.Sessions {
+			ids = append(ids, s.ID)
+		}
+		slices.Sort(ids)
+		return strings.Join(ids, ",")
 	}
 	check := func(subj, what string, payload []byte, strict bool) {
 		t.Helper()
@@ -147,7 +169,16 @@ func TestFaultHostilePeers(t *testing.T) {
 			if strict {
 				t.Fatalf("%s with %s: accepted (%s), want a bad_request error", subj, what, m.Data)
 			}
-			t.Logf("%s with %s: accepted as a zero-valued request: %s", subj, what, m.Data)
+			if !zeroValued[subj] {
+				t.Fatalf("%s with %s: accepted (%s); only %v take a zero-valued request", subj, what, m.Data, slices.Sorted(maps.Keys(zeroValued)))
+			}
+			empty, err := nc.Request(subj, []byte(`{}`), 10*time.Second)
+			if err != nil {
+				t.Fatalf("%s with {}: no reply: %v", subj, err)
+			}
+			if got, want := gist(subj, m.Data), gist(subj, empty.Data); got != want {
+				t.Fatalf("%s with %s: accepted as %s, but {} gives %s", subj, what, got, want)
+			}
 			return
 		}
 		var we wire.Error
@@ -332,7 +363,7 @@ func hostileRawOversize(t *testing.T, sock string, payload []byte) string {
 	}()
 	var got strings.Builder
 	_, rerr := io.Copy(&got, br)
-	wg.Wait()
+	AwaitGroup(t, &wg, 30*time.Second, "the oversize PUB's writer to return")
 	var ne net.Error
 	if errors.As(rerr, &ne) && ne.Timeout() {
 		t.Fatalf("raw: oversize PUB: connection still open after 20 s; server said %q", got.String())

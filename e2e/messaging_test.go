@@ -61,6 +61,21 @@ func msgClient(t *testing.T, h *H) *intercom.Client {
 	return c
 }
 
+// msgAwaitWaiters waits until h's broker holds n inbox waiters.
+func msgAwaitWaiters(t *testing.T, h *H, n int) {
+	t.Helper()
+	c := msgClient(t, h)
+	Eventually(t, msgWait, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), msgWait)
+		defer cancel()
+		st, err := intercom.Call[wire.Stats](ctx, c, wire.SubjStats, struct{}{})
+		if err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		return st.Waiters == n
+	}, "%d inbox waiter(s) on the broker", n)
+}
+
 // msgSender registers an ephemeral, non-receiving session to send from.
 func msgSender(t *testing.T, h *H, c *intercom.Client, name string) string {
 	t.Helper()
@@ -431,14 +446,29 @@ func TestMsgQueueAndPassive(t *testing.T) {
 	if row := Row(h.Sessions(), "rcv"); row == nil || row["state"] != "busy" {
 		t.Fatalf("rcv row after state thinking: %v", row)
 	}
-	h.OK("send", "--delivery", "queue", "rcv", "queued-1")
+	var queued struct {
+		ID string `json:"id"`
+	}
+	h.JSON(&queued, "send", "--delivery", "queue", "rcv", "queued-1")
 	h.OK("send", "--delivery", "passive", "rcv", "passive-1")
 	if m := msgExpect(t, r, "passive-1"); m["delivery"] != "passive" {
 		t.Fatalf("passive message delivered as %v", m["delivery"])
 	}
-	r.NoEvent(750 * time.Millisecond) // queued-1 is held while busy
+	// queued-1 is held while busy: a steer sent after it is the next event,
+	// and its trace shows it stored, never pushed.
+	held := func(when string) {
+		t.Helper()
+		h.OK("send", "rcv", "steer while "+when)
+		msgExpect(t, r, "steer while "+when)
+		var tr wire.Trace
+		h.JSON(&tr, "trace", queued.ID)
+		if tr.State != "stored" || len(tr.Pushed) != 0 {
+			t.Fatalf("queued-1 while %s: trace %+v, want stored and never pushed", when, tr)
+		}
+	}
+	held("thinking")
 	h.OK("--session", "rcv", "state", "tool:bash")
-	r.NoEvent(300 * time.Millisecond) // still busy
+	held("in a tool") // still busy
 	h.OK("--session", "rcv", "state", "idle")
 	if m := msgExpect(t, r, "queued-1"); m["delivery"] != "queue" {
 		t.Fatalf("queued message delivered as %v", m["delivery"])
@@ -588,11 +618,10 @@ func TestMsgAskPeerBusy(t *testing.T) {
 	h := newMsgH(t)
 	a, _ := h.Attach("--name", "alice")
 	h.OK("--session", "alice", "state", "thinking")
-	start := time.Now()
+	// "At once": the ask's own timeout (90 s) is past h.Run's 30 s bound,
+	// so an ask that waited would be killed instead of exiting 1 with
+	// peer_busy.
 	msgFails(t, h, 1, []string{"peer_busy"}, "ask", "alice", "busy?", "--timeout", "90s")
-	if d := time.Since(start); d > 25*time.Second { // h.Run itself gives up at 30 s
-		t.Fatalf("peer_busy took %s, want at once", d)
-	}
 	msgExpect(t, a, "busy?")
 	r := msgFails(t, h, 1, nil, "--json", "ask", "alice", "busy", "again?")
 	var res map[string]any
@@ -1009,8 +1038,11 @@ func TestMsgInbox(t *testing.T) {
 	}
 
 	// --wait returns when a message arrives.
+	// Nothing there: it waits rather than printing an empty inbox (the
+	// broker holds its waiter, and it has printed nothing).
 	w := h.Start("--session", "poller", "--json", "inbox", "--wait", "20s")
-	w.NoEvent(750 * time.Millisecond) // nothing there: it waits rather than printing an empty inbox
+	msgAwaitWaiters(t, h, 1)
+	w.NoneBuffered()
 	select {
 	case <-w.Done():
 		t.Fatalf("inbox --wait returned before anything arrived; stderr %q", w.Stderr())
@@ -1135,7 +1167,7 @@ func TestMsgConcurrentSenders(t *testing.T) {
 			}
 		}(k)
 	}
-	wg.Wait()
+	AwaitGroup(t, &wg, 2*time.Minute, "the %d senders to finish", senders)
 	close(sendErrs)
 	for err := range sendErrs {
 		t.Fatal(err)
@@ -1146,12 +1178,19 @@ func TestMsgConcurrentSenders(t *testing.T) {
 	if err := <-ackErr; err != nil {
 		t.Fatal(err)
 	}
-	// Everything acked: nothing left stored, and nothing more arrives.
+	// Everything acked: nothing left stored, and nothing more arrives: a
+	// marker sent now is the next message.
 	msgAwaitAcked(t, rc, sinkID)
+	if _, err := srcs[0].c.Send(ctx, wire.SendRequest{From: srcs[0].from, To: sinkID, Text: "marker"}); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case m := <-sink.Messages():
-		t.Fatalf("extra message after all 10,000: %q", m.Text)
-	case <-time.After(300 * time.Millisecond):
+		if m.Text != "marker" {
+			t.Fatalf("extra message after all 10,000: %q", m.Text)
+		}
+	case <-time.After(msgWait):
+		t.Fatalf("the marker did not arrive within %s", msgWait)
 	}
 }
 
@@ -1193,7 +1232,7 @@ func TestMsgClientIDRetryInFlight(t *testing.T) {
 				}()
 			}
 		}
-		wg.Wait()
+		AwaitGroup(t, &wg, 2*time.Minute, "round %d's %d sends to return", round, 2*pairs)
 		for i := range pairs {
 			a, b := res[i][0], res[i][1]
 			if errs[i][0] != nil || errs[i][1] != nil {

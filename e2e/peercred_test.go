@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 // fndRawClientEnv makes a copy of this test binary act as a raw socket
@@ -116,9 +118,7 @@ func fndCopyExe(t *testing.T) string {
 // anything, even when file modes would let it in.
 func TestFoundationPeerCredRefusesOtherUID(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as another uid (nobody)")
-	}
+	testenv.UID(t, 65534, "the SO_PEERCRED test runs a client as another uid (nobody)")
 	h := newH(t)
 	fndNoIdleExit(h) // raw connections never complete a NATS handshake, so they do not count as clients
 	h.OK("list")

@@ -18,8 +18,10 @@ import (
 
 // TestFaultLoadAndLeaks: many sessions connect and disconnect while
 // messages flow; afterwards the broker's goroutines, sessions, traces and
-// RSS return to their baseline, every accepted message is delivered once,
-// and the broker's CPU is back to idle. Short by default (400 sessions over
+// RSS return to their baseline, and every accepted message is delivered
+// once. The broker's idle CPU afterwards is reported, not asserted (make
+// bench asserts nothing either; it measures idle CPU per 10 s). Short by
+// default (400 sessions over
 // 10 s); FAULT_LONG=1 runs 2,000 sessions for 60 s.
 func TestFaultLoadAndLeaks(t *testing.T) {
 	sessions, dur := 400, 10*time.Second
@@ -117,7 +119,7 @@ func TestFaultLoadAndLeaks(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	AwaitGroup(t, &wg, dur+2*time.Minute, "the message stream and the churn to stop")
 	amu.Lock()
 	want := append([]string(nil), accepted...)
 	amu.Unlock()
@@ -158,18 +160,15 @@ func TestFaultLoadAndLeaks(t *testing.T) {
 	if rss > baseRSS*5+64<<20 {
 		t.Fatalf("broker RSS %d MiB after the soak, baseline %d MiB", rss>>20, baseRSS>>20)
 	}
-	// Idle again: no CPU burnt once the load stops.
+	// Idle again: the CPU it burns once the load stops, reported.
 	before := brokerCPU(t, pid)
 	idleStart := time.Now()
 	time.Sleep(2 * time.Second) // the measurement window, not synchronisation
-	idle := brokerCPU(t, pid) - before
-	if idle > 300*time.Millisecond {
-		t.Fatalf("broker used %s of CPU in %s of idleness", idle, time.Since(idleStart))
-	}
-	t.Logf("soak: %d sessions churned in %s, %d messages accepted and delivered once; goroutines %d → %d, heap %d → %d KiB, RSS %d → %d MiB, CPU during soak %s, idle CPU %s/2s",
-		churned.Load(), dur, len(want), base.Goroutines, last.Goroutines, base.HeapAlloc>>10, last.HeapAlloc>>10, baseRSS>>20, rss>>20, before-baseCPU, idle)
+	idle, window := brokerCPU(t, pid)-before, time.Since(idleStart)
+	t.Logf("soak: %d sessions churned in %s, %d messages accepted and delivered once; goroutines %d → %d, heap %d → %d KiB, RSS %d → %d MiB, CPU during soak %s, idle CPU %s in %s (measured, not asserted)",
+		churned.Load(), dur, len(want), base.Goroutines, last.Goroutines, base.HeapAlloc>>10, last.HeapAlloc>>10, baseRSS>>20, rss>>20, before-baseCPU, idle, window.Round(time.Millisecond))
 	cancel()
-	<-recvDone
+	Await(t, recvDone, 30*time.Second, "the receiver to stop")
 }
 
 func brokerRSS(t *testing.T, pid int) uint64 {

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 // tmuxUI runs `intercom ui` in a detached 80×24 tmux session on a private
 // tmux server and returns a function capturing the pane.
 func tmuxUI(t *testing.T, h *H, args ...string) (capture func() string, keys func(...string)) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed: the UI smoke test needs it (apt-get install -y tmux)")
-	}
+	testenv.Command(t, "tmux", "the UI smoke test drives intercom ui in it (apt-get install -y tmux)")
 	sock := fmt.Sprintf("ic-ui-%d-%d", os.Getpid(), time.Now().UnixNano())
 	tmux := func(a ...string) (string, error) {
 		out, err := exec.Command("tmux", append([]string{"-L", sock}, a...)...).CombinedOutput()

@@ -2,16 +2,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/intercom-dev/intercom/internal/brokercmd"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := brokercmd.SignalContext(os.Stderr)
 	code := brokercmd.Main(ctx, os.Args[1:], os.Stderr)
 	stop()
 	os.Exit(code)

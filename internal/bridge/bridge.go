@@ -174,10 +174,16 @@ func run(ctx context.Context, opts Options, link *nats.Conn, addr string) error 
 		s.syncPresence(ctx)
 		select {
 		case <-ctx.Done():
-			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, _ = intercom.Call[wire.Empty](pctx, c, wire.SubjBridgePresence, wire.BridgePresence{Host: opts.Peer, LinkUp: false})
-			cancel()
+			// Only to a broker that is there: a stopping bridge must not
+			// start one (its home may be on its way out).
+			if c.Conn().IsConnected() {
+				pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, _ = intercom.Call[wire.Empty](pctx, c, wire.SubjBridgePresence, wire.BridgePresence{Host: opts.Peer, LinkUp: false})
+				cancel()
+			}
 			return nil
+		case <-c.Done():
+			return fmt.Errorf("local broker: %w", c.Err())
 		case <-t.C:
 		}
 	}

@@ -30,8 +30,25 @@ import (
 type Options struct {
 	Layout   paths.Layout
 	IdleExit time.Duration // 0: never exit for idleness
-	Logger   *slog.Logger
-	Ready    func() // called once the socket accepts clients (Run only)
+	// RetryMemory is how long the broker remembers a client message id, a
+	// publication's client id and an ack of an id it has not stored, so
+	// that a retry within it is answered duplicate. 0 means
+	// DefaultRetryMemory.
+	RetryMemory time.Duration
+	Logger      *slog.Logger
+	Ready       func() // called once the socket accepts clients (Run only)
+}
+
+// DefaultRetryMemory is the retry memory of a broker whose Options leave
+// it 0.
+const DefaultRetryMemory = 24 * time.Hour
+
+// retryMemory is the TTL of retry-memory entries.
+func (b *Broker) retryMemory() time.Duration {
+	if b.opts.RetryMemory > 0 {
+		return b.opts.RetryMemory
+	}
+	return DefaultRetryMemory
 }
 
 // ErrAlreadyRunning is returned when another broker holds the state dir.
@@ -61,12 +78,19 @@ type Broker struct {
 	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
 	dedupe     map[string]string              // client message ids accepted, not yet committed
 	targets    map[string]string              // display targets; nil after sessions change
-	waiters    map[string][]chan struct{}     // intercom wait / inbox --wait
+	waiters    map[string][]*waiter           // intercom wait / inbox --wait
 	traces     map[string]*trace              // push/fetch times of unacked messages
+	tlog       traceLog                       // trace events on their way to the store
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
 	closed     bool
+
+	storeDown     chan struct{} // closed once the store is unavailable
+	storeDownOnce sync.Once
+	closeOnce     sync.Once
+	closeDone     chan struct{}
+	releaseOnce   sync.Once
 }
 
 const (
@@ -77,13 +101,14 @@ const (
 	sysUser     = "sys"
 )
 
-// Run starts a broker and serves until ctx is cancelled or it idles out.
+// Run starts a broker and serves until ctx is cancelled, it idles out, or
+// its store becomes unavailable (then it returns an error wrapping
+// ErrStoreUnavailable, after answering the waiting requests with it).
 func Run(ctx context.Context, opts Options) error {
 	b, err := Start(opts)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -92,6 +117,11 @@ func Run(ctx context.Context, opts Options) error {
 		b.log.Info("shutting down", "reason", "signal")
 	case <-b.idle:
 		b.log.Info("shutting down", "reason", "idle", "idle_exit", opts.IdleExit)
+	case <-b.storeDown:
+	}
+	b.Close()
+	if err := b.st.Err(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -111,10 +141,10 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
 	}
 	b := &Broker{
-		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
+		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(), storeDown: make(chan struct{}), closeDone: make(chan struct{}),
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
-		waiters: map[string][]chan struct{}{}, traces: map[string]*trace{},
+		waiters: map[string][]*waiter{}, traces: map[string]*trace{},
 		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
 	}
 	var natsDone chan error // the NATS server starts while the store opens
@@ -145,7 +175,8 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.loadRemotes(); err != nil {
 		return nil, err
 	}
-	b.cmt = newCommitter(b.st, log)
+	b.cmt = newCommitter(b.st, log, b.storeFailed)
+	b.startTraceWriter()
 	err, natsDone = <-natsDone, nil
 	if err != nil {
 		return nil, err
@@ -160,6 +191,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = pidfile.Write(l.PidFile()); err != nil {
 		return nil, err
 	}
+	go b.watchStore()
 	b.mu.Lock()
 	b.armIdleLocked()
 	b.mu.Unlock()
@@ -282,6 +314,9 @@ func toWireError(err error) *wire.Error {
 	var we *wire.Error
 	if errors.As(err, &we) {
 		return we
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return unavailableReply(err)
 	}
 	return wire.Errorf(wire.CodeInternal, "%v", err)
 }
@@ -421,9 +456,27 @@ func (b *Broker) armIdleLocked() {
 	})
 }
 
-// Close shuts the broker down: no new connections, NATS stopped, the store
-// closed, socket and pid file removed. It is idempotent.
+// Close shuts the broker down: no new connections, queued writes drained
+// to disk and answered, NATS stopped, the store closed, socket and pid file
+// removed. Whatever the store is doing, it returns within shutdownWait (a
+// write or flush into a failing disk may never end; everything accepted is
+// already in Badger's write-ahead log). It is idempotent.
 func (b *Broker) Close() {
+	b.closeOnce.Do(func() {
+		go func() {
+			defer close(b.closeDone)
+			b.shutdown()
+		}()
+	})
+	select {
+	case <-b.closeDone:
+	case <-time.After(shutdownWait):
+		b.log.Warn("shutdown did not finish in time; exiting without closing the store (everything accepted is in its write-ahead log)", "waited", shutdownWait)
+		b.release()
+	}
+}
+
+func (b *Broker) shutdown() {
 	b.mu.Lock()
 	if b.idleT != nil {
 		b.idleT.Stop()
@@ -441,10 +494,21 @@ func (b *Broker) Close() {
 	}
 	b.mu.Unlock()
 	if b.gw != nil {
-		b.gw.Close()
+		b.gw.StopAccepting()
 	}
 	if b.cmt != nil {
+		b.stopTraceWriter()
 		b.cmt.Close()
+	}
+	if b.nc != nil {
+		_ = b.nc.FlushTimeout(time.Second) // answers reach the server before it stops
+	}
+	if b.srv != nil {
+		b.srv.Shutdown() // flushes what clients were sent, then closes them
+		b.srv.WaitForShutdown()
+	}
+	if b.gw != nil {
+		b.gw.Close()
 	}
 	if b.nc != nil {
 		b.nc.Close()
@@ -452,18 +516,18 @@ func (b *Broker) Close() {
 	if b.sys != nil {
 		b.sys.Close()
 	}
-	if b.srv != nil {
-		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
-	}
 	if b.st != nil {
-		b.persistLastSeen()
-		if err := b.st.Close(); err != nil {
-			b.log.Warn("close store", "err", err)
+		b.closeStore()
+	}
+	b.release()
+}
+
+// release removes the pid file and drops the broker lock, once.
+func (b *Broker) release() {
+	b.releaseOnce.Do(func() {
+		if b.lock != nil {
+			pidfile.Remove(b.opts.Layout.PidFile())
+			b.lock.Close()
 		}
-	}
-	if b.lock != nil {
-		pidfile.Remove(b.opts.Layout.PidFile())
-		b.lock.Close()
-	}
+	})
 }

@@ -38,6 +38,12 @@ type committer struct {
 	done chan struct{}
 	once sync.Once
 	low  atomic.Bool // the last batch was refused for lack of space
+	// inflight is the batch being written now; unavailable is told when a
+	// write finds the store unavailable.
+	inflight    atomic.Pointer[[]op]
+	unavailable func(error)
+	stopMu      sync.RWMutex
+	stopped     bool // Close was called: Submit drops ops
 }
 
 // lowSpace reports whether the disk was too full for the last batch.
@@ -50,14 +56,41 @@ const (
 	maxBatchBytes = 2 << 20 // under Badger's own limit (15% of the 16 MiB memtable)
 )
 
-func newCommitter(st *store.Store, log *slog.Logger) *committer {
-	c := &committer{st: st, log: log, in: make(chan op, 4096), done: make(chan struct{})}
+func newCommitter(st *store.Store, log *slog.Logger, unavailable func(error)) *committer {
+	c := &committer{st: st, log: log, in: make(chan op, 4096), done: make(chan struct{}), unavailable: unavailable}
 	go c.loop()
 	return c
 }
 
-// Submit queues an op. It must not be called after Close.
-func (c *committer) Submit(o op) { c.in <- o }
+// Submit queues an op. Its after runs exactly once, by the loop or by
+// fail. After Close the op is dropped unanswered: the broker is stopping,
+// and its clients retry the request against the next one.
+func (c *committer) Submit(o op) {
+	after, once := o.after, sync.Once{}
+	o.after = func(err error) { once.Do(func() { after(err) }) }
+	c.stopMu.RLock()
+	defer c.stopMu.RUnlock()
+	if !c.stopped {
+		c.in <- o
+	}
+}
+
+// fail answers the batch being written and every queued op with the store's
+// error at once, without waiting for the loop: a write into a failed store
+// may never return (Badger blocks writes while it cannot flush).
+func (c *committer) fail(err error) {
+	err = classify(err)
+	if batch := c.inflight.Load(); batch != nil {
+		for _, o := range *batch {
+			o.after(err)
+		}
+	}
+	go func() {
+		for o := range c.in {
+			o.after(err)
+		}
+	}()
+}
 
 func (c *committer) loop() {
 	defer close(c.done)
@@ -109,6 +142,12 @@ func (c *committer) loop() {
 }
 
 func (c *committer) run(batch []op) {
+	if err := c.st.Err(); err != nil {
+		for _, o := range batch {
+			o.after(classify(err))
+		}
+		return
+	}
 	// Disk (nearly) full: refuse before Badger writes into its mmap'd WAL,
 	// where running out of space is a fatal SIGBUS rather than an error.
 	need := 0
@@ -133,6 +172,8 @@ func (c *committer) run(batch []op) {
 		}
 		return nil
 	}
+	c.inflight.Store(&batch)
+	defer c.inflight.Store(nil)
 	err := c.st.Update(apply)
 	// A concurrent transaction (the other committer, a registration) wrote
 	// a key this batch read: apply it again on the new state.
@@ -141,6 +182,13 @@ func (c *committer) run(batch []op) {
 	}
 	if err == nil {
 		c.low.Store(false)
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		c.unavailable(err)
+		for _, o := range batch {
+			o.after(classify(err))
+		}
+		return
 	}
 	if err != nil && len(batch) > 1 {
 		// One op spoiled the batch (too big, disk trouble): retry singly so the
@@ -170,7 +218,15 @@ func isOpError(err error) bool {
 	return errors.As(err, &oe)
 }
 
+// classify turns a store error into the error a client is answered with.
 func classify(err error) error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return unavailableReply(err)
+	}
 	if errors.Is(err, syscall.ENOSPC) {
 		return wire.Errorf(wire.CodeNoSpace, "store message: no space left on device")
 	}
@@ -180,10 +236,18 @@ func classify(err error) error {
 	return fmt.Errorf("store: %w", err)
 }
 
+// unavailableReply is the answer to a request the store could not take.
+func unavailableReply(err error) *wire.Error {
+	return wire.Errorf(wire.CodeStoreUnavailable, "%v: the broker is stopping, and this request may not have been stored", err)
+}
+
 // Close drains queued ops and stops the loop.
 func (c *committer) Close() {
 	c.once.Do(func() {
+		c.stopMu.Lock()
+		c.stopped = true
 		close(c.in)
+		c.stopMu.Unlock()
 		<-c.done
 	})
 }

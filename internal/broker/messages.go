@@ -83,8 +83,9 @@ func (b *Broker) onSend(m *nats.Msg) {
 		after = func(err error) { b.afterRemoteSend(m, p, err) }
 	}
 	// Read before the committer owns p. A retry's first send was pushed
-	// already; while the disk is full nothing is pushed that may be refused.
-	early := p.remote == "" && !p.retry && !b.cmt.lowSpace()
+	// already; while the disk is full or the store failed nothing is pushed
+	// that may be refused.
+	early := p.remote == "" && !p.retry && !b.cmt.lowSpace() && b.st.Err() == nil
 	msg, dkey := p.msg, p.dkey
 	b.cmt.Submit(op{
 		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
@@ -368,7 +369,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 		return err
 	}
 	if p.req.ClientMsgID != "" {
-		e := badgerEntry(p.dkey, p.msg.ID, 24*time.Hour)
+		e := badgerEntry(p.dkey, p.msg.ID, b.retryMemory())
 		if err := txn.SetEntry(e); err != nil {
 			return err
 		}
@@ -488,6 +489,7 @@ func eligibleLocked(s *session, m *wire.Message, now time.Time) bool {
 // pushLocked sends eligible messages to s's holder, unless a flush is running
 // (it will pick them up, in order).
 func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
+	b.noteArrivalsLocked(s, msgs)
 	b.wakeWaitersLocked(s.ID)
 	if !s.Connected || !s.holder {
 		return
@@ -507,8 +509,7 @@ func (b *Broker) pushLocked(s *session, msgs []wire.Message) {
 // pushOneLocked hands one message to s's holder and records when.
 func (b *Broker) pushOneLocked(s *session, m *wire.Message, now time.Time) {
 	s.inflight[m.ID] = true
-	t := b.traceLocked(m.ID)
-	t.pushed = append(t.pushed, now.UTC())
+	b.recordLocked(m.ID, now, false)
 	b.publish(wire.Deliver(s.ID, s.token), m)
 }
 
@@ -607,7 +608,10 @@ func (b *Broker) onAck(m *nats.Msg) {
 					// broker that died before committing it). Remember the ack,
 					// so that a retried send of it (same id) is not stored and
 					// shown again after the holder was told it is acked.
-					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", 24*time.Hour)); err != nil {
+					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", b.retryMemory())); err != nil {
+						return err
+					}
+					if err := b.keepUnstoredTrace(txn, req.SessionID, id); err != nil {
 						return err
 					}
 					continue
@@ -664,7 +668,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 // inbox returns stored messages that may be delivered now, for harnesses
 // that fetch at tool boundaries instead of holding a connection.
 func (b *Broker) inbox(req wire.InboxRequest) (*wire.InboxReply, error) {
-	out, err := b.deliverable(req.SessionID, req.Limit, true)
+	out, err := b.deliverable(req.SessionID, req.Limit, !req.Peek)
 	if err != nil {
 		return nil, err
 	}
@@ -701,8 +705,7 @@ func (b *Broker) deliverable(sid string, limit int, recordFetch bool) ([]wire.Me
 			continue
 		}
 		if recordFetch {
-			t := b.traceLocked(m.ID)
-			t.fetched = append(t.fetched, now.UTC())
+			b.recordLocked(m.ID, now, true)
 		}
 		out = append(out, *m)
 		if limit > 0 && len(out) >= limit {

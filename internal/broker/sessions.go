@@ -155,9 +155,10 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	case req.ID == "":
 		s = nil
 	case existed && s.Connected && s.cid != 0 && s.cid != req.ClientID && (s.cid != prevCID || prevOpen):
-		if req.Resume {
+		if req.Resume || req.Exact {
+			name := s.Name
 			b.mu.Unlock()
-			return nil, wire.Errorf(wire.CodeBadRequest, "session %s is held by another connection; detach it first", req.ID)
+			return nil, wire.Errorf(wire.CodeHeld, "session %s (%s) is held by another running holder; stop that holder first", req.ID, name)
 		}
 		s, existed = nil, false
 		req.ID = ""
@@ -222,7 +223,7 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 		}
 	}
 	b.log.Info("session registered", "id", s.ID, "name", out.Name, "resumed", existed, "holder", req.Holder)
-	return &wire.RegisterReply{Session: out}, nil
+	return &wire.RegisterReply{Session: out, Resumed: existed}, nil
 }
 
 // applyStateLocked derives State and AcceptsAsks from the status.

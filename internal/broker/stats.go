@@ -16,7 +16,8 @@ func (b *Broker) stats(struct{}) (*wire.Stats, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := &wire.Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sessions: len(b.sessions),
-		Clients: len(b.clients), Asks: len(b.asks), Traces: len(b.traces)}
+		Clients: len(b.clients), Asks: len(b.asks), Traces: len(b.traces),
+		TraceEventsPending: len(b.tlog.queue) + b.tlog.writing}
 	for _, s := range b.sessions {
 		if s.Connected {
 			st.Connected++

@@ -230,7 +230,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 			} else if err != store.ErrNotFound {
 				return err
 			}
-			if err := txn.SetEntry(badgerEntry(pkey, fmt.Sprint(seq), 24*time.Hour)); err != nil {
+			if err := txn.SetEntry(badgerEntry(pkey, fmt.Sprint(seq), b.retryMemory())); err != nil {
 				return err
 			}
 		}

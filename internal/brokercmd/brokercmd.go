@@ -4,6 +4,7 @@ package brokercmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/broker"
+	"github.com/intercom-dev/intercom/internal/brokerlog"
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/spawn"
@@ -28,11 +30,21 @@ type cmd struct {
 	IdleExit *time.Duration   `name:"idle-exit" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
 	LogLevel string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
 	LogJSON  bool             `name:"log-json" help:"Log JSON lines."`
+	LogFile  string           `name:"log-file" help:"Write the log to this file instead of stderr, rotated at --log-max-size with one backup kept (clients that start the broker pass INTERCOM_HOME/broker.log)." placeholder:"PATH"`
+	LogMax   int              `name:"log-max-size" default:"10" help:"Size in MiB at which --log-file is rotated." placeholder:"MIB"`
 	Version  kong.VersionFlag `help:"Print the version and exit."`
 	// Profiling for e2e/bench; hidden from --help.
 	CPUProfile string `name:"cpu-profile" hidden:"" help:"Write a CPU profile to this file until exit."`
 	MemProfile string `name:"mem-profile" hidden:"" help:"Write an allocation profile to this file at exit."`
+	// Shortens the 24-hour retry memory so e2e tests can see it expire.
+	RetryMemory time.Duration `name:"retry-memory" hidden:"" help:"Remember client message ids and acks of unstored ids this long (default 24h)." placeholder:"DUR"`
 }
+
+// ExitStoreUnavailable is the exit status of a broker that stopped because
+// its store could not be written (home deleted, database directory
+// unwritable or read-only, I/O errors). 1 is any other failure, 2 a usage
+// error.
+const ExitStoreUnavailable = 3
 
 // Main runs the broker; it returns the exit status.
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
@@ -50,12 +62,20 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	var h slog.Handler
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
-	if c.LogJSON {
-		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv})
-	} else {
-		h = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})
+	out := stderr
+	if c.LogFile != "" {
+		f := brokerlog.File(c.LogFile, c.LogMax)
+		defer f.Close()
+		out = f
 	}
-	log := slog.New(h)
+	if c.LogJSON {
+		h = slog.NewJSONHandler(out, &slog.HandlerOptions{Level: lv})
+	} else {
+		h = slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})
+	}
+	fold := brokerlog.Fold(h, brokerlog.FoldWindow)
+	defer fold.Flush()
+	log := slog.New(fold)
 	stopProfiles, err := startProfiles(c.CPUProfile, c.MemProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
@@ -79,7 +99,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, Logger: log, Ready: spawn.SignalReady}); err != nil {
+	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, Logger: log, Ready: spawn.SignalReady})
+	if errors.Is(err, broker.ErrStoreUnavailable) {
+		return ExitStoreUnavailable // the broker logged why
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		log.Error("broker failed", "err", err)
 		return 1

@@ -103,10 +103,29 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		if err := e.loadConfig(); err != nil {
+			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
+				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
+				return 0
+			}
 			return report(stderr, err)
 		}
+		e.joinAgent(kctx.Command())
 		return report(stderr, kctx.Run(e))
 	})
+}
+
+// hookLike reports whether the command runs as a harness hook.
+func hookLike(command string, c *CLI) bool {
+	return strings.HasPrefix(command, "hook ") || (strings.HasPrefix(command, "wait") && c.Wait.Rewake)
+}
+
+// home is the state directory in use.
+func (e *env) home() string {
+	l, err := paths.Resolve(e.g.Home, e.g.Socket)
+	if err != nil {
+		return e.g.Home
+	}
+	return l.Home
 }
 
 func (e *env) loadConfig() error {
@@ -160,11 +179,15 @@ type exitError struct {
 func (e exitError) Error() string { return e.msg }
 
 // connect opens a client with the configured home and socket.
-func (e *env) connect() (*intercom.Client, error) {
+func (e *env) connect() (*intercom.Client, error) { return e.connectHome(false) }
+
+// connectHome is connect; with existing, a missing home is an error
+// (intercom.ErrHomeGone) rather than created with a new broker.
+func (e *env) connectHome(existing bool) (*intercom.Client, error) {
 	return intercom.Connect(e.ctx, intercom.Options{
 		Home: e.g.Home, Socket: e.g.Socket,
 		BrokerCommand: e.cfg.BrokerCommand, BrokerArgs: e.cfg.BrokerArgs,
-		Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "intercom-cli",
+		Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "intercom-cli", ExistingHome: existing,
 	})
 }
 

@@ -14,8 +14,8 @@ import (
 // AttachCmd holds a session until killed.
 type AttachCmd struct {
 	Name   string `help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
-	Resume string `help:"Re-attach the existing session with this id." placeholder:"ID"`
-	ID     string `name:"id" help:"Preferred id for a new session (8-80 of A-Z a-z 0-9 _ -); resumed if it exists and is free." placeholder:"ID"`
+	Resume string `help:"Take over the existing session with this id; fails if it is unknown or another holder runs." placeholder:"ID"`
+	ID     string `name:"id" help:"Take over the session with this id (8-80 of A-Z a-z 0-9 _ -), creating it if unknown; fails if another holder runs." placeholder:"ID"`
 	Model  string `help:"Model label shown in list." placeholder:"LABEL"`
 	Cwd    string `help:"Working directory to report (default: current)." placeholder:"DIR" type:"path"`
 }
@@ -24,7 +24,14 @@ type AttachCmd struct {
 func (AttachCmd) Help() string {
 	return `Registers a session and holds it until interrupted (Ctrl-C, SIGTERM), printing
 each arriving message and acknowledging it once printed. Unacknowledged
-messages are delivered again after a reconnect or 'attach --resume'.
+messages are delivered again after a reconnect or 'attach --resume'; an ack
+that fails is retried (first thing after a reconnect) until the broker
+confirms it, and a message shown once is never printed again by this process.
+
+--resume ID and --id ID both take over session ID: it is resumed with its
+undelivered messages, or, while another holder of it runs, attach fails
+(exit 1) instead of creating another session. They differ only for an
+unknown ID: --resume fails, --id creates the session with that id.
 
 With --json the first line is {"event":"attached","id":...,"name":...} and
 every later line is one JSON object per event ("message", "reconnected").
@@ -37,8 +44,8 @@ Examples:
 
 // Run holds the session.
 func (a *AttachCmd) Run(e *env) error {
-	if a.Resume != "" && (a.Name != "" && a.ID != "") {
-		return usagef("--resume cannot be combined with --id")
+	if a.Resume != "" && a.ID != "" {
+		return usagef("--resume cannot be combined with --id (both name the session to take over)")
 	}
 	if a.Name != "" {
 		if err := presence.ValidateName(a.Name); err != nil {
@@ -61,7 +68,7 @@ func (a *AttachCmd) Run(e *env) error {
 	if e.cfg.Status != "" {
 		status += " · " + e.cfg.Status
 	}
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: a.Resume, RequestID: a.ID, Model: a.Model, Cwd: a.Cwd, Status: status})
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: a.Resume, RequestID: a.ID, Exact: a.ID != "", Model: a.Model, Cwd: a.Cwd, Status: status})
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
@@ -70,7 +77,7 @@ func (a *AttachCmd) Run(e *env) error {
 	if e.g.JSON {
 		_ = e.printJSONTo(out, map[string]any{
 			"event": "attached", "id": info.ID, "name": info.Name, "target": info.Target,
-			"cwd": info.Cwd, "project": info.Project, "resumed": a.Resume != "",
+			"cwd": info.Cwd, "project": info.Project, "resumed": s.Resumed(),
 		})
 	} else {
 		fmt.Fprintf(out, "attached as %s (id %s, target %s); Ctrl-C to detach\n", info.Name, info.ID, info.Target)
@@ -83,6 +90,8 @@ func (a *AttachCmd) Run(e *env) error {
 			_ = s.Detach(ctx)
 			cancel()
 			return nil
+		case <-c.Done():
+			return c.Err()
 		case <-reconnected:
 			if e.g.JSON {
 				_ = e.printJSONTo(out, map[string]any{"event": "reconnected", "id": info.ID, "name": info.Name})
@@ -102,7 +111,7 @@ func (a *AttachCmd) Run(e *env) error {
 				return fmt.Errorf("write message: %w", err) // not acked: redelivered later
 			}
 			if err := s.Ack(e.ctx, m.ID); err != nil && e.ctx.Err() == nil {
-				e.log.Warn("ack failed; message will be redelivered", "id", m.ID, "err", err)
+				e.log.Warn("ack not confirmed yet; retrying until the broker confirms it", "id", m.ID, "err", err)
 			}
 		}
 	}

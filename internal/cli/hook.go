@@ -1,16 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -19,108 +14,98 @@ import (
 
 // HookCmd answers a harness hook.
 type HookCmd struct {
-	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
-	Event   string `arg:"" enum:"SessionStart,UserPromptSubmit,PostToolUse,Stop" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop."`
+	Harness string `arg:"" help:"claude or codex."`
+	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop."`
 }
 
 // Help shows examples.
 func (HookCmd) Help() string {
 	return `Reads the harness's hook JSON on stdin and answers on stdout per its
 contract (Claude Code and Codex share it):
-  SessionStart      register or resume the session keyed by session_id, report idle
+  SessionStart      join (register or resume) the agent's session, report idle
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
   Stop              report idle; if messages wait, {"decision":"block","reason":…}
-Messages are acknowledged only after the answer is written. Answers are
-capped at about 9,000 characters with a digest line for the rest. Broker
-trouble never blocks the agent: the hook then answers nothing, exit 0.
+The hooks, the MCP server and the agent's shell commands act as one session
+(see 'Agents' in docs/agents.md). An answer carries at most about 9,000
+characters of whole messages; the rest waits for the next boundary, and a
+longer message comes in numbered parts. Messages are acknowledged only
+after the answer that completes them is written.
+Nothing ever blocks the agent: on any problem (bad config, broker down,
+empty or bad stdin) the hook prints one line on stderr and exits 0.
 'intercom install claude|codex' writes these hooks into the settings.
 
 Examples:
   echo '{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/src"}' | intercom hook claude PostToolUse`
 }
 
-// Run answers the hook.
+// Run answers the hook. It always returns nil: a hook must never break the
+// agent's turn (exit 2 would block a prompt or a tool), so every problem is
+// one line on stderr.
 func (h *HookCmd) Run(e *env) error {
-	in, err := hooks.Parse(e.stdin)
-	if err != nil {
-		return usageError{err}
-	}
-	sid := hooks.SessionID(h.Harness, in.SessionID)
-	e.g.Session = sid
-	if err := h.answer(e, in, sid); err != nil {
-		// Never break the agent's turn over intercom trouble.
-		fmt.Fprintf(e.stderr, "intercom hook: %v\n", err)
+	if err := h.run(e); err != nil {
+		fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, strings.ReplaceAll(err.Error(), "\n", " "))
 	}
 	return nil
 }
 
-func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
-	c, err := e.connect()
+func (h *HookCmd) run(e *env) error {
+	if err := hooks.Known(h.Harness, h.Event); err != nil {
+		return err
+	}
+	in, err := hooks.Parse(e.stdin)
+	if err != nil {
+		return err
+	}
+	// Only SessionStart may be a first use; any later event continues a
+	// session, so a missing home was deleted under it: say so, start nothing.
+	c, err := e.connectHome(h.Event != hooks.SessionStart)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	name := os.Getenv("INTERCOM_NAME")
-	if name == "" {
-		name = h.Harness + "-" + strings.ToLower(unsafeName.ReplaceAllString(filepath.Base(in.Cwd), "-"))
-	}
-	if err := ensureHeld(e, c, sid, name, in.Cwd); err != nil {
+	home := c.Layout().Home
+	store := agentsession.Open(home)
+	harness, err := agentsession.Harness()
+	if err != nil {
 		return err
 	}
-	render := func(m wire.Message) string { return mcpserver.RenderMessage(m, e.cfg.ReplyHint) }
-	deliver := func(event string, wakeOnly bool, block bool) (bool, error) {
-		msgs, err := c.Inbox(e.ctx, sid, 0)
-		if err != nil {
-			return false, err
-		}
-		if wakeOnly {
-			kept := msgs[:0]
-			for _, m := range msgs {
-				if m.Delivery != wire.DeliveryPassive {
-					kept = append(kept, m)
-				}
+	b, err := store.Join(e.ctx, c, home, harness, agentsession.Request{
+		Harness: h.Harness, HarnessSession: in.SessionID, FromHook: true,
+		Name: os.Getenv("INTERCOM_NAME"), Cwd: in.Cwd,
+	})
+	if err != nil {
+		return err
+	}
+	sid := b.Session
+	e.g.Session = sid
+	opts := agentsession.DeliverOptions{Render: e.renderer(), Limit: hooks.MaxContext}
+	write := func(event string, block bool) func(string) error {
+		return func(text string) error {
+			out := hooks.ContextOutput(event, text)
+			if block {
+				out = hooks.BlockOutput(text)
 			}
-			msgs = kept
+			_, err := e.stdout.Write(out)
+			return err
 		}
-		text, n := hooks.Compose(msgs, render, sid)
-		if n == 0 {
-			return false, nil
-		}
-		out := hooks.ContextOutput(event, text)
-		if block {
-			out = hooks.BlockOutput(text)
-		}
-		if _, err := e.stdout.Write(out); err != nil {
-			return false, err // not acknowledged: delivered next time
-		}
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = msgs[i].ID
-		}
-		_, err = c.Ack(e.ctx, sid, ids...)
-		return true, err
 	}
 	switch h.Event {
 	case hooks.SessionStart:
 		_, _ = c.SetState(e.ctx, sid, "idle", nil)
-		intro := fmt.Sprintf("intercom: this session is %q (id %s). Other agent sessions can message you; see them with `intercom list`, message with `intercom --session %s send TARGET \"...\"`, answer asks with `intercom --session %s reply \"...\"`.", name, sid, sid, sid)
-		msgs, _ := c.Inbox(e.ctx, sid, 0)
-		text, n := hooks.Compose(msgs, render, sid)
-		if _, err := e.stdout.Write(hooks.ContextOutput(in.HookEventName, strings.TrimSpace(intro+"\n\n"+text))); err != nil {
-			return err
-		}
-		if n > 0 {
-			ids := make([]string, n)
-			for i := range ids {
-				ids[i] = msgs[i].ID
-			}
-			_, err = c.Ack(e.ctx, sid, ids...)
+		intro := sessionIntro(b)
+		wrote := false
+		_, err := store.Deliver(e.ctx, c, sid, opts, func(text string) error {
+			wrote = true
+			return write(hooks.SessionStart, false)(intro + "\n\n" + text)
+		})
+		if !wrote && err == nil {
+			err = write(hooks.SessionStart, false)(intro)
 		}
 		return err
 	case hooks.UserPromptSubmit:
 		_, _ = c.SetState(e.ctx, sid, "thinking", nil)
-		_, err := deliver(hooks.UserPromptSubmit, false, false)
+		_, err := store.Deliver(e.ctx, c, sid, opts, write(hooks.UserPromptSubmit, false))
 		return err
 	case hooks.PostToolUse:
 		tool := strings.ReplaceAll(in.ToolName, " ", "_")
@@ -128,16 +113,20 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 			tool = "unknown"
 		}
 		_, _ = c.SetState(e.ctx, sid, "tool:"+tool, nil)
-		_, err := deliver(hooks.PostToolUse, false, false)
+		_, err := store.Deliver(e.ctx, c, sid, opts, write(hooks.PostToolUse, false))
 		return err
 	case hooks.Stop:
 		// Idle releases queued messages; anything that would wake the agent
-		// keeps it working, unless this turn was already continued by us.
+		// keeps it working. Once this turn was continued by us
+		// (stop_hook_active), only the rest of a message already being
+		// delivered in parts may continue it: a bounded number of times.
 		_, _ = c.SetState(e.ctx, sid, "idle", nil)
-		if in.StopHookActive {
-			return nil
-		}
-		blocked, err := deliver(hooks.Stop, true, true)
+		opts.WakeOnly, opts.ContinueOnly = true, in.StopHookActive
+		blocked := false
+		_, err := store.Deliver(e.ctx, c, sid, opts, func(text string) error {
+			blocked = true
+			return write(hooks.Stop, true)(text)
+		})
 		if blocked {
 			_, _ = c.SetState(e.ctx, sid, "thinking", nil)
 		}
@@ -146,238 +135,37 @@ func (h *HookCmd) answer(e *env, in hooks.Input, sid string) error {
 	return nil
 }
 
-// ensureHeld makes sure a `intercom hold` process keeps sid connected for
-// as long as the harness runs.
-func ensureHeld(e *env, c *intercom.Client, sid, name, cwd string) error {
-	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if r.ID == sid && r.Connected {
-			return nil
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	args := []string{"hold", "--id", sid, "--name", name, "--pid", strconv.Itoa(harnessPid())}
-	if cwd != "" {
-		args = append(args, "--cwd", cwd)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = os.Environ()
-	if e.g.Home != "" {
-		cmd.Env = append(cmd.Env, "INTERCOM_HOME="+e.g.Home)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start session holder: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	ready := make(chan error, 1)
-	go func() {
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err == nil && strings.HasPrefix(line, "ready") {
-			ready <- nil
-			return
-		}
-		ready <- fmt.Errorf("session holder did not start (%q)", strings.TrimSpace(line))
-	}()
-	select {
-	case err := <-ready:
-		return err
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("session holder did not start in 10s")
-	}
+// sessionIntro is what SessionStart tells the model about intercom.
+func sessionIntro(b agentsession.Binding) string {
+	return fmt.Sprintf("intercom: this agent is the intercom session %q (id %s). Other agent sessions on this machine can message you; their messages appear here at tool boundaries. "+
+		"Your shell commands act as this session with no --session: `intercom list` shows the others, `intercom send TARGET \"...\"` messages one (steer: it reaches them at their next tool boundary), "+
+		"`intercom ask TARGET \"...\"` waits for an answer, `intercom reply \"...\"` answers an ask. The intercom MCP tool, if present, is the same session.", b.Name, b.Session)
 }
 
-// harnessPid is the first ancestor that is not a shell: the harness that
-// runs the hook (INTERCOM_HARNESS_PID overrides).
-func harnessPid() int {
-	if p, err := strconv.Atoi(os.Getenv("INTERCOM_HARNESS_PID")); err == nil && p > 0 {
-		return p
-	}
-	pid := os.Getppid()
-	for range 4 {
-		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		switch strings.TrimSpace(string(comm)) {
-		case "sh", "bash", "dash", "zsh", "fish", "env":
-			if pp := parentOf(pid); pp > 1 {
-				pid = pp
-				continue
-			}
-		}
-		break
-	}
-	return pid
+// renderer formats a message for an agent with the configured reply hint.
+func (e *env) renderer() func(wire.Message) string {
+	return func(m wire.Message) string { return mcpserver.RenderMessage(m, e.cfg.ReplyHint) }
 }
 
-func parentOf(pid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// joinable commands act as the agent's session when run by an agent
+// without --session.
+var joinable = map[string]bool{
+	"send": true, "ask": true, "reply": true, "pending": true, "inbox": true, "state": true,
+	"subscribe": true, "unsubscribe": true, "publish": true, "wait": true, "list": true, "status": true,
+}
+
+// joinAgent sets --session to the agent's session when this command runs
+// on behalf of an agent (package agentsession) and none was given.
+func (e *env) joinAgent(command string) {
+	if e.g.Session != "" || !joinable[strings.Fields(command + " x")[0]] {
+		return
+	}
+	connect := func() (*intercom.Client, error) { return e.connect() }
+	b, ok, err := agentsession.Open(e.home()).ForCommand(e.ctx, e.home(), connect)
 	if err != nil {
-		return 0
+		e.log.Warn("join the agent's session", "err", err)
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
+	if ok {
+		e.g.Session = b.Session
 	}
-	p, _ := strconv.Atoi(f[1])
-	return p
-}
-
-// HoldCmd keeps a session connected while a process lives.
-type HoldCmd struct {
-	ID   string `name:"id" required:"" help:"Session id to register or resume."`
-	Name string `help:"Session name."`
-	Cwd  string `help:"Working directory to report."`
-	Pid  int    `help:"Hold while this process lives (0: until signalled)."`
-}
-
-// Run holds.
-func (h *HoldCmd) Run(e *env) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{RequestID: h.ID, Name: h.Name, Cwd: h.Cwd, NoDeliver: true})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, "ready", s.ID())
-	if f, ok := e.stdout.(*os.File); ok {
-		_ = f.Close()
-	}
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.ctx.Done():
-			return s.Detach(e.ctx)
-		case <-t.C:
-			if h.Pid > 0 && syscall.Kill(h.Pid, 0) != nil {
-				return s.Detach(e.ctx)
-			}
-		}
-	}
-}
-
-// WaitCmd blocks until a message arrives.
-type WaitCmd struct {
-	Timeout time.Duration `default:"10m" help:"Give up after this long (exit 0)."`
-}
-
-// Help shows examples.
-func (WaitCmd) Help() string {
-	return `Blocks until a message that wakes (steer, queue when idle; not passive)
-arrives for --session, prints it, acknowledges it and exits 2 ("woken with
-messages", as Claude Code's asyncRewake expects). Exits 0 with no output on
-timeout.
-
-Examples:
-  intercom --session worker wait --timeout 30m
-  intercom --session worker --json wait`
-}
-
-// Run waits.
-func (w *WaitCmd) Run(e *env) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	sid, err := e.needSelf(c, "wait")
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(w.Timeout)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil
-		}
-		ready, err := c.InboxWait(e.ctx, sid, left, true)
-		if err != nil {
-			return err
-		}
-		if !ready {
-			return nil
-		}
-		msgs, err := c.Inbox(e.ctx, sid, 0)
-		if err != nil {
-			return err
-		}
-		var wake []wire.Message
-		for _, m := range msgs {
-			if m.Delivery != wire.DeliveryPassive {
-				wake = append(wake, m)
-			}
-		}
-		if len(wake) == 0 {
-			continue
-		}
-		if e.g.JSON {
-			rows := make([]messageJSON, 0, len(wake))
-			for _, m := range wake {
-				rows = append(rows, toJSON(m))
-			}
-			_ = e.printJSON(map[string]any{"messages": rows})
-		} else {
-			text, _ := hooks.Compose(wake, func(m wire.Message) string { return mcpserver.RenderMessage(m, e.cfg.ReplyHint) }, sid)
-			fmt.Fprint(e.stdout, text)
-		}
-		ids := make([]string, len(wake))
-		for i, m := range wake {
-			ids[i] = m.ID
-		}
-		if _, err := c.Ack(e.ctx, sid, ids...); err != nil {
-			return err
-		}
-		return exitError{code: 2}
-	}
-}
-
-// TraceCmd shows a message's delivery timeline.
-type TraceCmd struct {
-	ID string `arg:"" help:"Message id (from send)."`
-}
-
-// Help shows examples.
-func (TraceCmd) Help() string {
-	return "Shows when a message was stored (accepted), pushed to a holder or fetched, and acknowledged (delivered to the agent).\n\nExamples:\n  intercom trace m3f2a9c1d0e8b7a6c5d4\n  intercom trace m3f2a9c1d0e8b7a6c5d4 --json"
-}
-
-// Run traces.
-func (t *TraceCmd) Run(e *env) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tr, err := c.Trace(e.ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	if e.g.JSON {
-		return e.printJSON(tr)
-	}
-	fmt.Fprintf(e.stdout, "message %s from %s to %s: %s\n  stored    %s\n", tr.ID, tr.From.Name, tr.To, tr.State, tr.Stored.Format(time.RFC3339Nano))
-	for _, p := range tr.Pushed {
-		fmt.Fprintf(e.stdout, "  pushed    %s (+%s)\n", p.Format(time.RFC3339Nano), p.Sub(tr.Stored))
-	}
-	for _, f := range tr.Fetched {
-		fmt.Fprintf(e.stdout, "  fetched   %s (+%s)\n", f.Format(time.RFC3339Nano), f.Sub(tr.Stored))
-	}
-	if tr.Acked != nil {
-		fmt.Fprintf(e.stdout, "  delivered %s (+%s)\n", tr.Acked.Format(time.RFC3339Nano), tr.Acked.Sub(tr.Stored))
-	}
-	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -43,14 +44,25 @@ func (in *InboxCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := c.Inbox(e.ctx, self, in.Limit)
+	if in.Wait > 0 {
+		if _, err := waitOne(e, c, self, in.Wait); err != nil {
+			return err
+		}
+	}
+	// The agent's other deliverers (hooks, MCP server, wait) take the same
+	// lock: a message is handed over by one of them only.
+	unlock, err := agentsession.Open(c.Layout().Home).LockDelivery(e.ctx, self)
 	if err != nil {
 		return err
 	}
-	if len(msgs) == 0 && in.Wait > 0 {
-		if msgs, err = waitOne(e, c, self, in.Wait); err != nil {
-			return err
-		}
+	defer unlock()
+	fetch := c.Inbox
+	if in.Peek {
+		fetch = c.Peek // looking is not fetching: the trace records no fetch
+	}
+	msgs, err := fetch(e.ctx, self, in.Limit)
+	if err != nil {
+		return err
 	}
 	out := bufio.NewWriter(e.stdout)
 	if e.g.JSON {
@@ -77,8 +89,7 @@ func (in *InboxCmd) Run(e *env) error {
 	for i, m := range msgs {
 		ids[i] = m.ID
 	}
-	_, err = c.Ack(e.ctx, self, ids...)
-	return err
+	return c.AckShown(e.ctx, self, ids...)
 }
 
 // waitOne waits up to d for a deliverable message and fetches it.

@@ -20,13 +20,18 @@ type InstallCmd struct {
 // Help shows examples.
 func (InstallCmd) Help() string {
 	return `Merges intercom into the harness's settings, keeping everything else:
-  claude: hooks SessionStart, UserPromptSubmit, PostToolUse, Stop in
-          .claude/settings.json; MCP server "intercom" in .mcp.json (project)
-          or ~/.claude.json (user)
-  codex:  the same hooks in .codex/hooks.json; [mcp_servers.intercom] and
-          [features] codex_hooks = true in .codex/config.toml
+  claude: hooks SessionStart, UserPromptSubmit, PostToolUse, Stop, and an
+          asyncRewake Stop hook ('intercom wait --rewake') that wakes an idle
+          session, in .claude/settings.json; MCP server "intercom" in
+          .mcp.json (project) or ~/.claude.json (user)
+  codex:  the same hooks in .codex/hooks.json; in .codex/config.toml
+          [features] hooks = true (merged into your features table, inline
+          or not) and [mcp_servers.intercom] with the env_vars it needs;
+          what was added is recorded in .codex/intercom-install.json
 Each changed file is backed up first (FILE.intercom-backup-<time>). Running
-it again changes nothing. 'intercom uninstall' removes exactly these entries.
+it again changes nothing. 'intercom uninstall' removes exactly what install
+added. Codex runs hooks only once trusted: start codex once and choose
+"Trust all and continue" at "Hooks need review" (or use /hooks).
 
 Examples:
   intercom install claude --dry-run

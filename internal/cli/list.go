@@ -91,7 +91,7 @@ func (s *StatusCmd) Run(e *env) error {
 	}
 	queued := 0
 	if self != "" {
-		msgs, err := c.Inbox(e.ctx, self, 0)
+		msgs, err := c.Peek(e.ctx, self, 0)
 		if err != nil {
 			return err
 		}

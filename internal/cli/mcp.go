@@ -16,20 +16,24 @@ import (
 
 // McpCmd serves MCP on stdio.
 type McpCmd struct {
-	Name string `env:"INTERCOM_NAME" help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
-	ID   string `name:"id" env:"INTERCOM_SESSION_ID" help:"Stable session id to register or resume (8-80 of A-Z a-z 0-9 _ -)." placeholder:"ID"`
+	Name    string `env:"INTERCOM_NAME" help:"Session name (default: the agent's, else alias session-<8 hex>)." placeholder:"NAME"`
+	ID      string `name:"id" env:"INTERCOM_SESSION_ID" help:"Act as this session id of its own (8-80 of A-Z a-z 0-9 _ -), not the agent's." placeholder:"ID"`
+	Harness string `enum:"claude,codex," default:"" help:"The agent harness that runs this server (install sets it): join the agent's session."`
 }
 
 // Help shows examples.
 func (McpCmd) Help() string {
 	return `An MCP stdio server for any MCP client (Claude Code, Codex, ...). It holds
-one session for the life of the connection and exposes the tool "intercom"
-(actions list, send, ask, reply, pending, status, subscribe, unsubscribe,
-publish, topics) and, inside a run started by agent-runs, "contact_supervisor".
-Messages that arrive are appended to the next tool result.
+exposes the tool "intercom" (actions list, send, ask, reply, pending,
+status, subscribe, unsubscribe, publish, topics) and, inside a run started by
+agent-runs, "contact_supervisor". Under Claude Code or Codex it acts as the
+agent's one session, the same as its hooks and shell commands; under any
+other MCP client it holds a session of its own. Nothing is registered before
+the first tool call. Results are text; messages that arrived are appended to
+the next result unless the harness's hooks deliver them.
 
 Examples:
-  claude mcp add intercom -- intercom mcp --name backend
+  claude mcp add intercom -- intercom mcp --harness claude
   intercom mcp --name reviewer`
 }
 
@@ -40,7 +44,7 @@ func (m *McpCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Config: e.cfg, Version: Version, Log: e.log}
+	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Harness: m.Harness, Config: e.cfg, Version: Version, Log: e.log}
 	if _, _, _, _, ok := mcpserver.ChildVars(); ok {
 		opts.Child = contactViaCLI
 	}

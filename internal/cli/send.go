@@ -44,8 +44,10 @@ func (SendCmd) Help() string {
 id. A disconnected recipient keeps receiving: the message waits in its inbox
 and is delivered, oldest first, when it resumes.
 
-Without --session the message comes from an ephemeral session named after
-the calling process (cli-<command>-<pid>), which nobody can reply to.
+Run by an agent (Claude Code, Codex) it comes from the agent's session
+(docs/agents.md). Otherwise, without --session, it comes from an ephemeral
+session named after the calling process (cli-<command>-<pid>), which nobody
+can reply to.
 
 Examples:
   intercom send research "Check UserService.validate() for null input"

@@ -14,6 +14,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,32 +22,47 @@ import (
 // Dialer opens a new in-process connection to the NATS server.
 type Dialer func() (net.Conn, error)
 
-// Gateway accepts Unix connections and splices them to NATS.
+// Gateway accepts Unix connections and splices them to NATS. It re-creates
+// its socket when the file or its directory disappears (see heal.go).
 type Gateway struct {
-	ln    *net.UnixListener
 	path  string
 	dial  Dialer
 	log   *slog.Logger
 	uid   int
 	wg    sync.WaitGroup
 	mu    sync.Mutex
+	ln    *net.UnixListener // the current listener; nil once stopped
+	ident fileIdentity      // of the socket file ln created
+	swap  chan struct{}     // closed and renewed when ln is replaced or stopped
 	conns map[net.Conn]struct{}
 	once  sync.Once
+	stop  sync.Once
+	quit  chan struct{} // closed by StopAccepting
 }
 
 // Listen creates the socket at path with mode 0600. A stale socket file (one
 // that refuses connections) is removed first; a live one is an error.
 func Listen(path string, dial Dialer, log *slog.Logger) (*Gateway, error) {
+	ln, ident, err := listen(path, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Gateway{ln: ln, ident: ident, path: path, dial: dial, log: log, uid: os.Getuid(),
+		conns: map[net.Conn]struct{}{}, swap: make(chan struct{}), quit: make(chan struct{})}, nil
+}
+
+// listen removes a stale socket at path and listens there, mode 0600.
+func listen(path string, log *slog.Logger) (*net.UnixListener, fileIdentity, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("listen %s: path exists and is not a socket", path)
+			return nil, fileIdentity{}, fmt.Errorf("listen %s: path exists and is not a socket", path)
 		}
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return nil, fmt.Errorf("listen %s: another broker is serving this socket", path)
+			return nil, fileIdentity{}, fmt.Errorf("listen %s: another broker is serving this socket", path)
 		}
 		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+			return nil, fileIdentity{}, fmt.Errorf("remove stale socket %s: %w", path, err)
 		}
 		log.Info("removed stale socket", "path", path)
 	}
@@ -54,31 +70,60 @@ func Listen(path string, dial Dialer, log *slog.Logger) (*Gateway, error) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	syscall.Umask(old)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", path, err)
+		return nil, fileIdentity{}, fmt.Errorf("listen %s: %w", path, err)
 	}
 	ln.SetUnlinkOnClose(true)
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", path, err)
+		return nil, fileIdentity{}, fmt.Errorf("chmod %s: %w", path, err)
 	}
-	return &Gateway{ln: ln, path: path, dial: dial, log: log, uid: os.Getuid(), conns: map[net.Conn]struct{}{}}, nil
+	ident, err := identityOf(path)
+	if err != nil {
+		ln.Close()
+		return nil, fileIdentity{}, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	return ln, ident, nil
 }
 
-// Serve accepts connections until ctx is done or Close is called.
+// Serve accepts connections until ctx is done or Close is called, on
+// whichever listener is current (the socket may be re-created meanwhile).
 func (g *Gateway) Serve(ctx context.Context) error {
 	go func() {
-		<-ctx.Done()
-		g.Close()
+		select {
+		case <-ctx.Done():
+			g.Close()
+		case <-g.quit:
+		}
 	}()
+	go g.watch()
 	for {
-		c, err := g.ln.AcceptUnix()
+		g.mu.Lock()
+		ln, swapped := g.ln, g.swap
+		g.mu.Unlock()
+		if ln == nil {
+			return nil
+		}
+		g.accept(ln)
+		<-swapped // ln was closed: replaced, or stopped
+	}
+}
+
+// accept serves one listener until it is closed. Accept errors (too many
+// open files, say) back off instead of spinning.
+func (g *Gateway) accept(ln *net.UnixListener) {
+	var delay time.Duration
+	for {
+		c, err := ln.AcceptUnix()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
-				return nil
+				return
 			}
-			g.log.Warn("accept", "err", err)
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			g.log.Warn("accept", "err", err, "retry_in", delay)
+			time.Sleep(delay)
 			continue
 		}
+		delay = 0
 		uid, pid, err := PeerCred(c)
 		if err != nil || uid != g.uid {
 			g.log.Warn("refused connection from another user", "peer_uid", uid, "peer_pid", pid, "err", err)
@@ -144,11 +189,30 @@ func (g *Gateway) splice(c *net.UnixConn) {
 	<-done
 }
 
+// StopAccepting closes the listener (removing the socket) and stops
+// re-creating it; spliced connections go on until Close. It is idempotent.
+func (g *Gateway) StopAccepting() {
+	g.stop.Do(func() {
+		close(g.quit)
+		g.mu.Lock()
+		ln := g.ln
+		g.ln = nil
+		close(g.swap)
+		g.mu.Unlock()
+		if ln != nil {
+			if !g.ownsPath() {
+				ln.SetUnlinkOnClose(false) // the path is no longer our socket
+			}
+			ln.Close()
+		}
+	})
+}
+
 // Close stops accepting, closes every spliced connection, waits for them and
 // removes the socket. It is idempotent.
 func (g *Gateway) Close() {
+	g.StopAccepting()
 	g.once.Do(func() {
-		g.ln.Close()
 		g.mu.Lock()
 		for c := range g.conns {
 			c.Close()

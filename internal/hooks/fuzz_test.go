@@ -1,14 +1,22 @@
 package hooks
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
+// FuzzParse: an accepted hook input has a session id and re-encodes to JSON
+// that parses to the same input.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{"session_id":"abc","hook_event_name":"Stop","stop_hook_active":true}`, `{}`, `null`, `{"session_id":7}`} {
+	for _, s := range []string{
+		`{"session_id":"abc","hook_event_name":"Stop","stop_hook_active":true}`, `{}`, `null`, `{"session_id":7}`, ``,
+		`{"session_id":"0a1b2c3d-aaaa-bbbb-cccc-0123456789ab","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash"}`,
+		`{"session_id":"a b/c@d\u0000é","source":"resume"}`, `{"session_id":"` + strings.Repeat("x", 100) + `"}`,
+	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -16,27 +24,124 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		id := SessionID("claude", in.SessionID)
-		if len(id) < 8 || len(id) > 80 || strings.ContainsAny(id, " /@\x00") {
-			t.Fatalf("session id %q from %q", id, in.SessionID)
+		if in.SessionID == "" {
+			t.Fatalf("accepted %q without a session_id", data)
+		}
+		text, err := json.Marshal(in)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", in, err)
+		}
+		if again, err := Parse(strings.NewReader(string(text))); err != nil || again != in {
+			t.Fatalf("round trip of %q through %s: %+v, %v", data, text, again, err)
 		}
 	})
 }
 
-func TestComposeCapsWithDigest(t *testing.T) {
+func FuzzSplit(f *testing.F) {
+	f.Add("héllo wörld\nline two\n", 64)
+	f.Add(strings.Repeat("ü", 500), 70)
+	f.Fuzz(func(t *testing.T, text string, size int) {
+		if size < 0 || size > 1<<16 || !utf8.ValidString(text) {
+			return
+		}
+		parts := Split(text, size)
+		if strings.Join(parts, "") != text {
+			t.Fatalf("parts do not join back to the text")
+		}
+		for _, p := range parts {
+			if len(p) > max(size, 64) || !utf8.ValidString(p) {
+				t.Fatalf("part of %d bytes (size %d), valid %v", len(p), size, utf8.ValidString(p))
+			}
+		}
+	})
+}
+
+func msg(id string, n int) wire.Message {
+	return wire.Message{ID: id, From: wire.Peer{Name: "peer"}, Text: strings.Repeat("y", n)}
+}
+
+func render(m wire.Message) string { return "[" + m.ID + "] " + m.Text + "\n" }
+
+func TestComposeWholeMessagesOnly(t *testing.T) {
 	var msgs []wire.Message
-	for range 50 {
-		msgs = append(msgs, wire.Message{ID: "m", Text: strings.Repeat("y", 500)})
+	for i := range 50 {
+		msgs = append(msgs, msg(string(rune('a'+i%26))+string(rune('a'+i/26)), 500))
 	}
-	text, n := Compose(msgs, func(m wire.Message) string { return m.Text + "\n" }, "cc-1")
-	if len(text) > MaxContext {
-		t.Fatalf("composed %d chars, want <= %d", len(text), MaxContext)
+	b := Compose(msgs, render, nil, MaxContext)
+	if len(b.Text) > MaxContext || b.Progress != nil {
+		t.Fatalf("composed %d bytes, progress %v; want <= %d, none", len(b.Text), b.Progress, MaxContext)
 	}
-	if n == 0 || n >= len(msgs) || !strings.Contains(text, "more messages: run `intercom --session cc-1 inbox`") {
-		t.Fatalf("got %d of %d, digest missing: %q", n, len(msgs), text[len(text)-80:])
+	if len(b.Ack) == 0 || len(b.Ack) >= len(msgs) || b.Waiting != len(msgs)-len(b.Ack) {
+		t.Fatalf("acked %d, waiting %d of %d", len(b.Ack), b.Waiting, len(msgs))
 	}
-	one, n := Compose(msgs[:1], func(m wire.Message) string { return strings.Repeat("z", 20000) }, "cc-1")
-	if n != 1 || len(one) > MaxContext || !strings.Contains(one, "truncated") {
-		t.Fatalf("a single huge message: n=%d len=%d", n, len(one))
+	for i, id := range b.Ack {
+		if id != msgs[i].ID || !strings.Contains(b.Text, render(msgs[i])) {
+			t.Fatalf("ack %d is %s, want %s rendered whole", i, id, msgs[i].ID)
+		}
+	}
+	if strings.Contains(b.Text, render(msgs[len(b.Ack)])) {
+		t.Fatal("the first waiting message is in the answer too")
+	}
+	if !strings.Contains(b.Text, "more messages wait") {
+		t.Fatalf("no line about the waiting messages: ...%s", b.Text[len(b.Text)-150:])
+	}
+}
+
+func TestComposeLongMessageInParts(t *testing.T) {
+	long := msg("big", 25000)
+	small := msg("small", 10)
+	msgs := []wire.Message{long, small}
+	var got strings.Builder
+	var prog *Progress
+	for call := 1; ; call++ {
+		if call > 10 {
+			t.Fatal("the long message never completed")
+		}
+		b := Compose(msgs, render, prog, MaxContext)
+		if len(b.Text) > MaxContext {
+			t.Fatalf("part %d: %d bytes, want <= %d", call, len(b.Text), MaxContext)
+		}
+		if !strings.Contains(b.Text, "message big from peer, part ") {
+			t.Fatalf("part %d has no part header: %.120q", call, b.Text)
+		}
+		head, body, _ := strings.Cut(b.Text, ":\n")
+		if i := strings.LastIndex(body, "\n["); i >= 0 {
+			body = body[:i] // the part's closing line
+		}
+		got.WriteString(body)
+		if b.Progress == nil {
+			if len(b.Ack) != 1 || b.Ack[0] != "big" || call < 3 {
+				t.Fatalf("completed after %d parts with ack %v (%s)", call, b.Ack, head)
+			}
+			break
+		}
+		if len(b.Ack) != 0 {
+			t.Fatalf("part %d acknowledged %v before the last part", call, b.Ack)
+		}
+		prog = b.Progress
+	}
+	if got.String() != render(long) {
+		t.Fatalf("parts joined: %d bytes, want the whole rendering (%d)", got.Len(), len(render(long)))
+	}
+	// The in-flight message is gone (read with intercom inbox): go on.
+	b := Compose([]wire.Message{small}, render, &Progress{ID: "big", Next: 1, Parts: 3}, MaxContext)
+	if len(b.Ack) != 1 || b.Ack[0] != "small" {
+		t.Fatalf("after a vanished part delivery: ack %v", b.Ack)
+	}
+}
+
+func TestParseRejections(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty"},
+		{"not json", "not JSON"},
+		{`{"hook_event_name":"Stop"}`, "session_id"},
+		{`{"session_id":"x"` + strings.Repeat(" ", MaxInput) + `}`, "too large"},
+	} {
+		if _, err := Parse(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%.30q): %v, want an error about %q", tc.in, err, tc.want)
+		}
+	}
+	if in, err := Parse(strings.NewReader(`{"session_id":"s1","tool_name":"Bash","stop_hook_active":true}`)); err != nil || in.SessionID != "s1" || !in.StopHookActive {
+		t.Fatalf("good input: %+v %v", in, err)
 	}
 }

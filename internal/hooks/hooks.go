@@ -1,7 +1,7 @@
 // Package hooks speaks the hook contracts of Claude Code and Codex: it
 // decodes the JSON a harness writes on a hook's stdin and builds the JSON
-// the hook answers with (extra context for the model, or a Stop block), with
-// the delivered messages capped to what a harness accepts.
+// the hook answers with (extra context for the model, or a Stop block), and
+// it composes delivered messages into answers a harness accepts whole.
 package hooks
 
 import (
@@ -9,10 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strings"
-
-	"github.com/intercom-dev/intercom/pkg/wire"
+	"slices"
 )
 
 // Events handled.
@@ -26,8 +23,23 @@ const (
 // Events lists the hook events intercom answers, in install order.
 var Events = []string{SessionStart, UserPromptSubmit, PostToolUse, Stop}
 
-// MaxContext is the most text one hook answer carries.
-const MaxContext = 9000
+// Harnesses lists the harnesses whose hooks intercom answers.
+var Harnesses = []string{"claude", "codex"}
+
+// Known reports whether harness and event are ones intercom answers.
+func Known(harness, event string) error {
+	if !slices.Contains(Harnesses, harness) {
+		return fmt.Errorf("unknown harness %q (want claude or codex)", harness)
+	}
+	if !slices.Contains(Events, event) {
+		return fmt.Errorf("unknown hook event %q (want SessionStart, UserPromptSubmit, PostToolUse or Stop)", event)
+	}
+	return nil
+}
+
+// MaxInput bounds the hook input read from stdin. A PostToolUse input
+// carries the tool's whole response, so it is generous.
+const MaxInput = 16 << 20
 
 // Input is the part of a harness's hook JSON that intercom reads.
 type Input struct {
@@ -39,12 +51,24 @@ type Input struct {
 	Source         string `json:"source,omitempty"`
 }
 
-// Parse reads a hook input (at most 4 MiB).
+// ErrTooLarge is returned for an input over MaxInput bytes.
+var ErrTooLarge = errors.New("hook input too large")
+
+// Parse reads a hook input of at most MaxInput bytes. Whatever is left
+// beyond the limit is read and dropped, so the harness never sees its pipe
+// closed early.
 func Parse(r io.Reader) (Input, error) {
 	var in Input
-	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
 		return in, fmt.Errorf("read hook input: %w", err)
+	}
+	if len(data) > MaxInput {
+		_, _ = io.Copy(io.Discard, r)
+		return in, fmt.Errorf("%w: more than %d bytes on stdin", ErrTooLarge, MaxInput)
+	}
+	if len(data) == 0 {
+		return in, errors.New("hook input is empty (want the harness's JSON on stdin)")
 	}
 	if err := json.Unmarshal(data, &in); err != nil {
 		return in, fmt.Errorf("hook input is not JSON: %w", err)
@@ -53,50 +77,6 @@ func Parse(r io.Reader) (Input, error) {
 		return in, errors.New("hook input has no session_id")
 	}
 	return in, nil
-}
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-
-// SessionID maps a harness session id to a stable intercom session id.
-func SessionID(harness, id string) string {
-	prefix := map[string]string{"claude": "cc-", "codex": "cx-"}[harness]
-	s := prefix + unsafeID.ReplaceAllString(id, "-")
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	for len(s) < 8 {
-		s += "0"
-	}
-	return s
-}
-
-// Compose renders messages into at most MaxContext characters. It returns
-// the text and how many messages it holds in full; when some do not fit, a
-// digest line says how many more wait ("run `intercom inbox`").
-func Compose(msgs []wire.Message, render func(wire.Message) string, session string) (string, int) {
-	if len(msgs) == 0 {
-		return "", 0
-	}
-	var b strings.Builder
-	head := fmt.Sprintf("intercom: %d new message(s) for this session.\n", len(msgs))
-	b.WriteString(head)
-	n := 0
-	for _, m := range msgs {
-		part := render(m)
-		digestRoom := 120
-		if b.Len()+len(part)+digestRoom > MaxContext && n > 0 {
-			break
-		}
-		if b.Len()+len(part)+digestRoom > MaxContext { // one huge message: cut it
-			part = part[:max(0, MaxContext-b.Len()-digestRoom-40)] + "\n[… truncated; full text: intercom inbox]\n"
-		}
-		b.WriteString(part)
-		n++
-	}
-	if rest := len(msgs) - n; rest > 0 {
-		fmt.Fprintf(&b, "\n%d more messages: run `intercom --session %s inbox`\n", rest, session)
-	}
-	return b.String(), n
 }
 
 // ContextOutput is the answer that adds text to the model's context.

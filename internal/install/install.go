@@ -62,7 +62,18 @@ func quote(s string) string {
 
 // ours reports whether a hook command was written by install.
 func (t Target) ours(cmd string) bool {
-	return strings.Contains(cmd, " hook "+t.Harness+" ") && strings.Contains(cmd, "intercom")
+	return strings.Contains(cmd, "intercom") && (strings.Contains(cmd, " hook "+t.Harness+" ") || strings.Contains(cmd, " wait --rewake"))
+}
+
+// RewakeTimeout is how long the asyncRewake hook waits for a message (its
+// hook timeout is a little longer, so it ends by itself).
+const RewakeTimeout = 55 * 60
+
+// rewakeHook is the Stop hook that wakes an idle Claude Code session: it
+// runs in the background and exits 2 with the messages when one arrives.
+func (t Target) rewakeHook() map[string]any {
+	return map[string]any{"type": "command", "command": fmt.Sprintf("%s wait --rewake --timeout %ds", quote(t.Command), RewakeTimeout),
+		"asyncRewake": true, "timeout": RewakeTimeout + 300}
 }
 
 func read(path string) ([]byte, map[string]any, error) {
@@ -127,6 +138,9 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 				g["matcher"] = "*"
 			}
 			kept = append(kept, g)
+			if ev == hooks.Stop && t.Harness == "claude" {
+				kept = append(kept, map[string]any{"hooks": []any{t.rewakeHook()}})
+			}
 		}
 		if len(kept) == 0 {
 			delete(hooksMap, ev)
@@ -148,7 +162,7 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 		servers = map[string]any{}
 	}
 	if add {
-		servers["intercom"] = map[string]any{"command": t.Command, "args": []any{"mcp"}}
+		servers["intercom"] = map[string]any{"command": t.Command, "args": []any{"mcp", "--harness", "claude"}}
 	} else if s, ok := servers["intercom"].(map[string]any); ok {
 		if cmd, _ := s["command"].(string); strings.Contains(cmd, "intercom") {
 			delete(servers, "intercom")
@@ -159,46 +173,6 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 	} else {
 		doc["mcpServers"] = servers
 	}
-}
-
-const (
-	tomlBegin = "# >>> intercom (managed by `intercom install codex`; `intercom uninstall codex` removes it)"
-	tomlEnd   = "# <<< intercom"
-)
-
-// editTOML adds (or removes) the marked intercom block of a Codex config.
-func (t Target) editTOML(before []byte, add bool) []byte {
-	text := string(before)
-	if i := strings.Index(text, tomlBegin); i >= 0 {
-		if j := strings.Index(text[i:], tomlEnd); j >= 0 {
-			end := i + j + len(tomlEnd)
-			if end < len(text) && text[end] == '\n' {
-				end++
-			}
-			text = text[:i] + text[end:]
-		}
-	}
-	if add {
-		var b strings.Builder
-		b.WriteString(tomlBegin + "\n")
-		fmt.Fprintf(&b, "[mcp_servers.intercom]\ncommand = %q\nargs = [\"mcp\"]\n", t.Command)
-		if !strings.Contains(text, "[features]") {
-			b.WriteString("\n[features]\ncodex_hooks = true\n")
-		}
-		b.WriteString(tomlEnd + "\n")
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		if text != "" {
-			text += "\n"
-		}
-		text += b.String()
-	}
-	text = strings.TrimRight(text, "\n")
-	if text == "" {
-		return nil
-	}
-	return []byte(text + "\n")
 }
 
 // Plans computes the changes of install (add) or uninstall (!add).
@@ -216,11 +190,11 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	}
 	out = append(out, Plan{Path: hooksFile, Before: before, After: keepIfSame(before, after)})
 	if strings.HasSuffix(mcpFile, ".toml") {
-		b, err := os.ReadFile(mcpFile)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		plans, err := t.codexPlans(mcpFile, add)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, Plan{Path: mcpFile, Before: b, After: t.editTOML(b, add)})
+		out = append(out, plans...)
 	} else {
 		before, doc, err := read(mcpFile)
 		if err != nil {

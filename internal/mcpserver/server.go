@@ -1,8 +1,17 @@
 // Package mcpserver is `intercom mcp`: an MCP stdio server (official Go
-// SDK) that holds one intercom session for the life of the MCP connection
-// and exposes the reference's `intercom` tool and, inside a supervised run,
-// `contact_supervisor`. Messages that arrive for the session are appended
-// to the next tool result and acknowledged once that result is produced.
+// SDK) exposing the reference's `intercom` tool and, inside a supervised
+// run, `contact_supervisor`. Under an agent harness (Claude Code, Codex) it
+// acts as the agent's one session, shared with its hooks and shell commands
+// (package agentsession); under any other MCP client it holds a session of
+// its own. Either way nothing is registered before the first tool call, so
+// a health check that only starts and closes the server leaves no session.
+//
+// Results are text only. Claude Code and Codex hand the model a result's
+// structuredContent instead of its text when it has one, so the full human
+// rendering (messages, reply hints, errors) is the text and there is no
+// structuredContent. Messages that arrived for the session are appended to
+// the next result and acknowledged with it, unless the harness's hooks
+// deliver them (Claude Code's PostToolUse runs after every tool call).
 package mcpserver
 
 import (
@@ -17,7 +26,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -26,8 +37,11 @@ import (
 // Options configure the server.
 type Options struct {
 	Client  *intercom.Client
-	Name    string // session name ("" = alias)
-	Session string // resume this session id, if set
+	Name    string // session name ("" = the agent's, or an alias)
+	Session string // act as this session id (its own, held here), if set
+	// Harness is claude or codex when the harness says so (install passes
+	// --harness); "" guesses from the environment.
+	Harness string
 	Config  config.Config
 	Version string
 	Log     *slog.Logger
@@ -38,27 +52,23 @@ type Options struct {
 // ContactFunc runs contact_supervisor for a child.
 type ContactFunc func(ctx context.Context, reason, message string, interview map[string]any) (text string, structured map[string]any, err error)
 
+// resultLimit bounds the inbound messages one tool result carries.
+const resultLimit = 20000
+
 // Server is one MCP connection's state.
 type Server struct {
 	opts  Options
-	sess  *intercom.Session
-	mu    sync.Mutex
-	inbox []wire.Message
-	idleT *time.Timer
+	store agentsession.Store
+
+	mu      sync.Mutex
+	own     *intercom.Session // held here when not an agent's session
+	harness *proctree.Proc    // the agent harness, when there is one
+	idleT   *time.Timer
 }
 
 // Run serves MCP on t until the client disconnects or ctx ends.
 func Run(ctx context.Context, opts Options, t mcp.Transport) error {
-	attach := intercom.AttachOptions{Name: opts.Name, Status: "idle"}
-	if opts.Session != "" {
-		attach.RequestID = opts.Session
-	}
-	sess, err := opts.Client.Attach(ctx, attach)
-	if err != nil {
-		return fmt.Errorf("register MCP session: %w", err)
-	}
-	s := &Server{opts: opts, sess: sess}
-	go s.collect(ctx)
+	s := &Server{opts: opts, store: agentsession.Open(opts.Client.Layout().Home)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
@@ -66,37 +76,78 @@ func Run(ctx context.Context, opts Options, t mcp.Transport) error {
 	if opts.Child != nil {
 		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: contactDescription}, s.contact)
 	}
-	err = srv.Run(ctx, t)
-	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = sess.Detach(dctx)
-	cancel()
+	err := srv.Run(ctx, t)
+	s.mu.Lock()
+	own := s.own
+	s.mu.Unlock()
+	if own != nil {
+		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = own.Detach(dctx)
+		cancel()
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
 
-// SessionID is the held session's id.
-func (s *Server) SessionID() string { return s.sess.ID() }
-
-// collect keeps arriving messages until a tool result carries them.
-func (s *Server) collect(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m := <-s.sess.Messages():
-			s.mu.Lock()
-			s.inbox = append(s.inbox, m)
-			s.mu.Unlock()
-		}
+// agentHarness returns the agent harness this server runs under, if any:
+// a harness named by --harness or Claude Code's environment, or one whose
+// hooks bound it already.
+func (s *Server) agentHarness() (*proctree.Proc, string) {
+	if s.opts.Session != "" {
+		return nil, ""
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kind := s.opts.Harness
+	if kind == "" && os.Getenv(agentsession.ClaudeSessionEnv) != "" {
+		kind = "claude"
+	}
+	if s.harness == nil {
+		p, err := agentsession.Harness()
+		if err != nil {
+			return nil, ""
+		}
+		b, bound := s.store.Load(p)
+		if kind == "" && !bound {
+			return nil, "" // an MCP client that is no agent harness
+		}
+		if kind == "" {
+			kind = b.Harness
+		}
+		s.harness = &p
+	}
+	return s.harness, kind
+}
+
+// session returns the session this server acts as, registering it on first
+// use, and whether tool results should carry its inbound messages.
+func (s *Server) session(ctx context.Context) (string, bool, error) {
+	if p, kind := s.agentHarness(); p != nil {
+		cwd, _ := os.Getwd()
+		b, err := s.store.Join(ctx, s.opts.Client, s.opts.Client.Layout().Home, *p, agentsession.Request{Harness: kind, Name: s.opts.Name, Cwd: cwd})
+		if err != nil {
+			return "", false, fmt.Errorf("join the agent's session: %w", err)
+		}
+		return b.Session, !(b.Hooks && b.Harness == "claude"), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == nil {
+		sess, err := s.opts.Client.Attach(ctx, intercom.AttachOptions{Name: s.opts.Name, RequestID: s.opts.Session, Status: "idle", NoDeliver: true})
+		if err != nil {
+			return "", false, fmt.Errorf("register MCP session: %w", err)
+		}
+		s.own = sess
+	}
+	return s.own.ID(), true, nil
 }
 
 // busy reports the session as working while tools are called, and idle
-// after a quiet period.
-func (s *Server) busy(ctx context.Context, tool string) {
-	_ = s.sess.SetState(ctx, "tool:"+tool, nil)
+// after a quiet period (only where no hooks report the agent's state).
+func (s *Server) busy(ctx context.Context, sid, tool string) {
+	_, _ = s.opts.Client.SetState(ctx, sid, "tool:"+tool, nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.idleT != nil {
@@ -105,39 +156,27 @@ func (s *Server) busy(ctx context.Context, tool string) {
 	s.idleT = time.AfterFunc(30*time.Second, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.sess.SetState(ctx, "idle", nil)
+		_, _ = s.opts.Client.SetState(ctx, sid, "idle", nil)
 	})
 }
 
-// takeInbox removes and returns the collected messages.
-func (s *Server) takeInbox() []wire.Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.inbox
-	s.inbox = nil
-	return out
-}
-
-// withInbox appends collected messages to a result text and acks them.
-func (s *Server) withInbox(ctx context.Context, text string, structured map[string]any) (*mcp.CallToolResult, map[string]any) {
-	msgs := s.takeInbox()
-	if len(msgs) > 0 {
-		var b strings.Builder
-		b.WriteString(text)
-		fmt.Fprintf(&b, "\n\n%d new intercom message(s):\n", len(msgs))
-		ids := make([]string, 0, len(msgs))
-		for _, m := range msgs {
-			b.WriteString(RenderMessage(m, s.opts.Config.ReplyHint))
-			ids = append(ids, m.ID)
-		}
-		text = b.String()
-		structured["inbound"] = msgs
-		if err := s.sess.Ack(ctx, ids...); err != nil {
-			s.opts.Log.Warn("ack", "err", err)
+// result is a tool result of text, with the session's waiting messages
+// appended (and acknowledged) when this server delivers them.
+func (s *Server) result(ctx context.Context, sid string, deliver bool, text string, isErr bool) *mcp.CallToolResult {
+	if deliver {
+		_, err := s.store.Deliver(ctx, s.opts.Client, sid, agentsession.DeliverOptions{Render: s.render, Limit: resultLimit},
+			func(inbound string) error {
+				text = strings.TrimRight(text, "\n") + "\n\n" + inbound
+				return nil
+			})
+		if err != nil {
+			s.opts.Log.Warn("deliver inbound messages", "err", err)
 		}
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, structured
+	return &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
+
+func (s *Server) render(m wire.Message) string { return RenderMessage(m, s.opts.Config.ReplyHint) }
 
 // RenderMessage formats a message for an agent: sender and cwd, the reply
 // hint for asks, then the body and attachments.
@@ -145,17 +184,13 @@ func RenderMessage(m wire.Message, replyHint bool) string {
 	var b strings.Builder
 	hint := ""
 	if replyHint {
-		hint = fmt.Sprintf("To reply, use the intercom tool: intercom({ action: \"reply\", to: %q, message: \"...\" })", m.ID)
+		hint = fmt.Sprintf("To reply, use the intercom tool: intercom({ action: \"reply\", to: %q, message: \"...\" }) or run `intercom reply --to %s \"...\"`", m.ID, m.ID)
 	}
 	render.Message(&b, m, hint)
 	return b.String()
 }
 
-func errResult(err error) (*mcp.CallToolResult, map[string]any, error) {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, map[string]any{"error": err.Error()}, nil
-}
-
-// Environment of a supervised child.
+// ChildVars reads the environment of a supervised child.
 func ChildVars() (supervisor, run, agent, index string, ok bool) {
 	get := func(a, b string) string {
 		if v := os.Getenv(a); v != "" {

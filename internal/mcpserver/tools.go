@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -63,35 +64,43 @@ type ContactInput struct {
 	Interview map[string]any `json:"interview,omitempty"`
 }
 
-func (s *Server) handle(ctx context.Context, _ *mcp.CallToolRequest, in ToolInput) (*mcp.CallToolResult, map[string]any, error) {
-	s.busy(ctx, "intercom")
-	text, out, err := s.do(ctx, in)
+func (s *Server) handle(ctx context.Context, _ *mcp.CallToolRequest, in ToolInput) (*mcp.CallToolResult, any, error) {
+	sid, deliver, err := s.session(ctx)
 	if err != nil {
-		return errResult(err)
+		return s.result(ctx, "", false, err.Error(), true), nil, nil
 	}
-	if out == nil {
-		out = map[string]any{}
+	if deliver {
+		s.busy(ctx, sid, "intercom")
 	}
-	res, out := s.withInbox(ctx, text, out)
-	return res, out, nil
+	text, err := s.do(ctx, sid, in)
+	if err != nil {
+		return s.result(ctx, sid, deliver, err.Error(), true), nil, nil
+	}
+	return s.result(ctx, sid, deliver, text, false), nil, nil
 }
 
-func (s *Server) contact(ctx context.Context, _ *mcp.CallToolRequest, in ContactInput) (*mcp.CallToolResult, map[string]any, error) {
-	s.busy(ctx, "contact_supervisor")
+func (s *Server) contact(ctx context.Context, _ *mcp.CallToolRequest, in ContactInput) (*mcp.CallToolResult, any, error) {
+	sid, deliver, err := s.session(ctx)
+	if err != nil {
+		return s.result(ctx, "", false, err.Error(), true), nil, nil
+	}
+	if deliver {
+		s.busy(ctx, sid, "contact_supervisor")
+	}
 	switch in.Reason {
 	case "need_decision", "interview_request", "progress_update":
 	default:
-		return errResult(fmt.Errorf("invalid reason %q: want need_decision, interview_request or progress_update", in.Reason))
+		return s.result(ctx, sid, deliver, fmt.Sprintf("invalid reason %q: want need_decision, interview_request or progress_update", in.Reason), true), nil, nil
 	}
 	text, structured, err := s.opts.Child(ctx, in.Reason, in.Message, in.Interview)
 	if err != nil {
-		return errResult(err)
+		return s.result(ctx, sid, deliver, err.Error(), true), nil, nil
 	}
-	if structured == nil {
-		structured = map[string]any{}
+	if responses, ok := structured["responses"]; ok {
+		data, _ := json.Marshal(responses)
+		text += "\n\nStructured responses: " + string(data)
 	}
-	res, out := s.withInbox(ctx, text, structured)
-	return res, out, nil
+	return s.result(ctx, sid, deliver, text, false), nil, nil
 }
 
 func (s *Server) c() *intercom.Client { return s.opts.Client }
@@ -152,31 +161,30 @@ func attachments(in []Attachment) ([]wire.Attachment, error) {
 	return out, nil
 }
 
-func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, error) {
-	self := s.SessionID()
+func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, error) {
 	switch in.Action {
 	case "list", "status":
 		rows, err := s.c().List(ctx, intercom.ListOptions{Self: self, Scope: in.Scope})
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		var b strings.Builder
 		if in.Action == "status" {
 			fmt.Fprintf(&b, "Connected: Yes, Session ID: %s, Active sessions: %d\n", self, len(rows))
 		}
 		render.Sessions(&b, rows)
-		return b.String(), map[string]any{"sessions": rows, "session_id": self}, nil
+		return b.String(), nil
 	case "send", "ask":
 		ask := in.Action == "ask"
 		if err := validateDelivery(&in, ask); err != nil {
-			return "", nil, err
+			return "", err
 		}
 		if in.To == "" || (strings.TrimSpace(in.Message) == "" && len(in.Attachments) == 0) {
-			return "", nil, fmt.Errorf("%s needs to and message", in.Action)
+			return "", fmt.Errorf("%s needs to and message", in.Action)
 		}
 		att, err := attachments(in.Attachments)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		qm := in.QueueMode
 		if qm == "stack" {
@@ -187,30 +195,29 @@ func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, 
 		if !ask {
 			res, err := s.c().Send(ctx, req)
 			if err != nil {
-				return "", nil, err
+				return "", err
 			}
-			text := fmt.Sprintf("Message sent to %s. This session can end its turn or continue independent work.", res.To.Target)
+			text := fmt.Sprintf("Message sent to %s (id %s). This session can end its turn or continue independent work.", res.To.Target, res.ID)
 			if res.Offline {
-				text = fmt.Sprintf("Message stored for %s, which is offline; it is delivered when it resumes.", res.To.Target)
+				text = fmt.Sprintf("Message stored for %s (id %s), which is offline; it is delivered when it resumes.", res.To.Target, res.ID)
 			}
-			return text, map[string]any{"id": res.ID, "to": res.To.Target, "offline": res.Offline}, nil
+			return text, nil
 		}
 		res, err := s.c().Ask(ctx, req, s.opts.Config.AskTimeout())
 		if errors.Is(err, intercom.ErrPeerBusy) {
-			return fmt.Sprintf("%s does not accept asks now (busy); the message was delivered but not replied. Use send instead, or delivery steer to wait.", res.To.Target),
-				map[string]any{"reason": "peer_busy", "id": res.AskID}, nil
+			return fmt.Sprintf("%s does not accept asks now (peer_busy); the message %s was delivered but nobody waits for a reply. Use send instead, or delivery steer to wait.", res.To.Target, res.AskID), nil
 		}
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		return fmt.Sprintf("Reply from %s:\n\n%s", res.Reply.From.Name, res.Reply.Text), map[string]any{"reply": res.Reply, "ask_id": res.AskID}, nil
+		return fmt.Sprintf("Reply from %s:\n\n%s", res.Reply.From.Name, res.Reply.Text), nil
 	case "reply":
 		if strings.TrimSpace(in.Message) == "" {
-			return "", nil, errors.New("reply needs message")
+			return "", errors.New("reply needs message")
 		}
 		asks, err := s.c().Pending(ctx, self)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		target := in.To
 		if target == "" {
@@ -224,68 +231,71 @@ func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, 
 		}
 		switch {
 		case len(match) == 0:
-			return "", nil, errors.New("No active intercom context to reply to")
+			return "", errors.New("No active intercom context to reply to")
 		case len(match) > 1:
 			var ids []string
 			for _, a := range match {
 				ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
 			}
-			return "", nil, fmt.Errorf("Multiple pending asks — specify `to`: %s", strings.Join(ids, ", "))
+			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", strings.Join(ids, ", "))
 		}
 		a := match[0]
 		res, err := s.c().Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		return fmt.Sprintf("Reply sent to %s.", a.From.Name), map[string]any{"id": res.ID, "reply_to": a.AskID}, nil
+		return fmt.Sprintf("Reply sent to %s (id %s).", a.From.Name, res.ID), nil
 	case "pending":
 		asks, err := s.c().Pending(ctx, self)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		if len(asks) == 0 {
-			return "No pending asks.", map[string]any{"asks": asks}, nil
+			return "No pending asks.", nil
 		}
 		var b strings.Builder
 		for _, a := range asks {
 			t := a.SentAt
 			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", a.From.Name, render.Ago(&t), a.AskID, a.Text, a.AskID)
 		}
-		return b.String(), map[string]any{"asks": asks}, nil
+		return b.String(), nil
 	case "subscribe", "unsubscribe":
 		if err := presence.ValidateTopic(in.Topic); err != nil {
-			return "", nil, err
+			return "", err
 		}
 		if in.Action == "unsubscribe" {
 			if err := s.c().Unsubscribe(ctx, self, in.Topic); err != nil {
-				return "", nil, err
+				return "", err
 			}
-			return "Unsubscribed from " + in.Topic + ".", map[string]any{"topic": in.Topic}, nil
+			return "Unsubscribed from " + in.Topic + ".", nil
 		}
 		res, err := s.c().Subscribe(ctx, self, in.Topic, in.AwaitRelease)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		return "Subscribed to " + in.Topic + ".", map[string]any{"topic": res.Topic, "awaitRelease": res.AwaitRelease}, nil
+		if res.AwaitRelease {
+			return "Subscribed to " + in.Topic + " (woken on release).", nil
+		}
+		return "Subscribed to " + in.Topic + ".", nil
 	case "publish":
 		if err := presence.ValidateTopic(in.Topic); err != nil {
-			return "", nil, err
+			return "", err
 		}
 		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
 			Resource: in.Resource, Ownership: in.Ownership})
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), map[string]any{"seq": res.Seq, "woken": res.Woken, "stale": res.Stale}, nil
+		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), nil
 	case "topics":
 		if in.Topic != "" {
 			if err := presence.ValidateTopic(in.Topic); err != nil {
-				return "", nil, err
+				return "", err
 			}
 		}
 		topics, err := s.c().Topics(ctx, in.Topic)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		var b strings.Builder
 		if len(topics) == 0 {
@@ -300,9 +310,9 @@ func (s *Server) do(ctx context.Context, in ToolInput) (string, map[string]any, 
 				fmt.Fprintf(&b, "  • %s (%s): %s\n", r.From.Name, r.Event, r.Message)
 			}
 		}
-		return b.String(), map[string]any{"topics": topics}, nil
+		return b.String(), nil
 	}
-	return "", nil, fmt.Errorf("invalid action %q: want list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics", in.Action)
+	return "", fmt.Errorf("invalid action %q: want list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics", in.Action)
 }
 
 func defaultEvent(e string) string {

@@ -89,6 +89,10 @@ func (l Layout) DBDir() string { return filepath.Join(l.Home, "db") }
 // RunsDir holds supervised run records.
 func (l Layout) RunsDir() string { return filepath.Join(l.Home, "runs") }
 
+// AcksDir holds, per session, acks a fetching process could not get
+// confirmed (pkg/intercom's pending-ack journal).
+func (l Layout) AcksDir() string { return filepath.Join(l.Home, "acks") }
+
 // EnsurePrivateDir creates dir (and parents) if needed and checks that it is a
 // real directory, not a symlink, owned by the current user; its mode is set
 // to 0700.

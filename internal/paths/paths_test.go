@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 func TestEnsurePrivateDirCreatesAndFixesMode(t *testing.T) {
@@ -75,9 +77,7 @@ func TestEnsurePrivateDirRefusesFile(t *testing.T) {
 
 func TestEnsurePrivateDirRefusesForeignOwner(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("needs root to chown a directory to another user")
-	}
+	testenv.Root(t, "the test chowns a directory to another user")
 	dir := filepath.Join(t.TempDir(), "foreign")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)

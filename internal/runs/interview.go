@@ -49,8 +49,7 @@ func (o *InterviewOption) UnmarshalJSON(data []byte) error {
 // ParseInterview decodes and validates an interview document.
 func ParseInterview(data []byte) (*Interview, error) {
 	var iv Interview
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&iv); err != nil {
+	if err := json.Unmarshal(data, &iv); err != nil {
 		return nil, fmt.Errorf("interview is not valid JSON: %w", err)
 	}
 	if err := iv.Validate(); err != nil {

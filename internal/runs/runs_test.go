@@ -132,6 +132,7 @@ func TestParseInterviewRules(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
 		{"not JSON", `{"questions": [`, "not valid JSON"},
 		{"not an object", `"hello"`, "not valid JSON"},
+		{"trailing data", `{"questions":[{"id":"a","type":"text","question":"x"}]} {"more":1}`, "not valid JSON"},
 		{"no questions", `{}`, "must not be empty"},
 		{"empty questions", `{"questions":[]}`, "must not be empty"},
 		{"empty id", q(`{"id":"","type":"text","question":"x"}`), "id must not be empty"},

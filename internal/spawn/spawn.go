@@ -26,6 +26,10 @@ import (
 var (
 	ErrNoBroker  = errors.New("broker unreachable")
 	ErrUnhealthy = errors.New("broker is alive but its socket is unhealthy")
+	// ErrHomeGone: the state directory was deleted while in use; a client
+	// that was using it stops instead of starting a broker in a new, empty
+	// one.
+	ErrHomeGone = errors.New("intercom home is gone")
 )
 
 // Spawner dials the broker, starting it when needed.
@@ -35,6 +39,9 @@ type Spawner struct {
 	Args      []string // extra arguments placed before ours
 	AutoSpawn bool
 	Env       []string // extra environment for the broker
+	// ExistingHome: the home must exist already (the caller used it
+	// before); a missing one is ErrHomeGone, not created.
+	ExistingHome bool
 }
 
 // Timeouts (from the reference).
@@ -48,8 +55,14 @@ const (
 // Dial connects to the broker socket, spawning a broker if none answers.
 func (sp *Spawner) Dial(ctx context.Context) (net.Conn, error) {
 	c, err := sp.dialSocket()
-	if err == nil || !sp.AutoSpawn || errors.Is(err, paths.ErrUnsafe) {
+	if err == nil || errors.Is(err, paths.ErrUnsafe) {
 		return c, err
+	}
+	if herr := sp.checkHome(); herr != nil {
+		return nil, herr
+	}
+	if !sp.AutoSpawn {
+		return nil, err
 	}
 	if err := sp.ensure(ctx); err != nil {
 		return nil, err
@@ -80,6 +93,9 @@ func (sp *Spawner) dialSocket() (net.Conn, error) {
 }
 
 func (sp *Spawner) ensure(ctx context.Context) error {
+	if err := sp.checkHome(); err != nil {
+		return err
+	}
 	if err := paths.EnsurePrivateDir(sp.Layout.Home); err != nil {
 		return err
 	}
@@ -96,6 +112,17 @@ func (sp *Spawner) ensure(ctx context.Context) error {
 		return err
 	}
 	return sp.start(ctx)
+}
+
+// checkHome returns ErrHomeGone when the home must exist and does not.
+func (sp *Spawner) checkHome() error {
+	if !sp.ExistingHome {
+		return nil
+	}
+	if _, err := os.Lstat(sp.Layout.Home); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s was deleted while in use; not starting a broker there", ErrHomeGone, sp.Layout.Home)
+	}
+	return nil
 }
 
 // checkPid refuses to start a second broker while the recorded one looks
@@ -185,7 +212,7 @@ func (sp *Spawner) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	args := append(append([]string{}, sp.Args...), "--home", sp.Layout.Home, "--socket", sp.Layout.Socket)
+	args := append(append([]string{}, sp.Args...), "--home", sp.Layout.Home, "--socket", sp.Layout.Socket, "--log-file", sp.Layout.BrokerLog())
 	logf, err := os.OpenFile(sp.Layout.BrokerLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open broker log: %w", err)
@@ -239,8 +266,11 @@ func (sp *Spawner) start(ctx context.Context) error {
 
 func logTail(path string, from int64) string {
 	data, err := os.ReadFile(path)
-	if err != nil || int64(len(data)) < from {
+	if err != nil {
 		return ""
+	}
+	if int64(len(data)) < from { // rotated since: all of it is new
+		from = 0
 	}
 	data = bytes.TrimSpace(data[from:])
 	lines := strings.Split(string(data), "\n")

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,6 +33,8 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
+	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -55,8 +58,13 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	ident, err := identityOf(dir)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident}
 	s.wg.Add(1)
 	go s.gcLoop(ctx)
 	return s, nil
@@ -77,8 +85,25 @@ func (s *Store) gcLoop(ctx context.Context) {
 	}
 }
 
-// Update runs fn in a read-write transaction and commits it durably.
-func (s *Store) Update(fn func(*Txn) error) error { return s.db.Update(fn) }
+// Update runs fn in a read-write transaction and commits it durably. A
+// commit is reported done only if the database directory is still the one
+// opened afterwards: a commit into a deleted home is not durable. Any error
+// saying the store cannot be written marks it unavailable (Fail), and every
+// later Update returns that error at once.
+func (s *Store) Update(fn func(*Txn) error) error {
+	if err := s.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(fn)
+	if err == nil {
+		err = s.checkDir()
+	}
+	if isUnavailable(err) {
+		s.Fail(err)
+		return s.Err()
+	}
+	return err
+}
 
 // MinFreeBytes is the free space CheckSpace demands before a write. Badger
 // writes its memtable WAL (and large values) through mmap'd, sparsely

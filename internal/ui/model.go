@@ -300,7 +300,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmds...)
 	case ackedMsg:
 		if msg.err != nil && m.ctx.Err() == nil {
-			m.flash(true, "ack failed (the message will come again): %v", msg.err)
+			m.flash(true, "ack not confirmed yet (retried until it is): %v", msg.err)
 		}
 		return m, nil
 	case sentMsg:

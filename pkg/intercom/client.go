@@ -39,6 +39,10 @@ type Options struct {
 	Name          string        // connection name, for logs
 	Timeout       time.Duration // per request (default 8s)
 	Logger        *slog.Logger
+	// ExistingHome: the home must exist already (the caller is continuing
+	// work there); if it is missing, Connect returns ErrHomeGone instead
+	// of creating it and starting a broker. Reconnects always behave so.
+	ExistingHome bool
 }
 
 // Client is a connection to the broker. It reconnects by itself (and
@@ -54,6 +58,10 @@ type Client struct {
 	hooks    []func()
 	closed   bool
 	reconnMu sync.Mutex
+	ended    chan struct{} // closed when the client stopped for good (end)
+	endErr   error
+	endOnce  sync.Once
+	reconn   chan struct{} // closed at the next reconnection
 }
 
 // Connect dials the broker, starting one when none answers.
@@ -68,14 +76,17 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}}
-	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn}
+	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, ended: make(chan struct{}), reconn: make(chan struct{})}
+	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn, ExistingHome: o.ExistingHome}
 	// The first dial happens here so that its error is ours, not NATS's.
 	first, err := sp.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d := &dialer{sp: sp, first: first}
+	// From now on the home is known to have existed: if it disappears, the
+	// client ends rather than start a broker in a new, empty one.
+	sp.ExistingHome = true
+	d := &dialer{sp: sp, first: first, gone: c.end}
 	name := o.Name
 	if name == "" {
 		name = "intercom-client"
@@ -119,6 +130,7 @@ type dialer struct {
 	sp    *spawn.Spawner
 	mu    sync.Mutex
 	first net.Conn
+	gone  func(error) // told when the home has disappeared
 }
 
 func (d *dialer) Dial(_, _ string) (net.Conn, error) {
@@ -131,7 +143,36 @@ func (d *dialer) Dial(_, _ string) (net.Conn, error) {
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return d.sp.Dial(ctx)
+	c, err := d.sp.Dial(ctx)
+	if errors.Is(err, spawn.ErrHomeGone) {
+		d.gone(err)
+	}
+	return c, err
+}
+
+// end stops the client for good with err: it closes the connection (no
+// more reconnects), and Done and Err report it.
+func (c *Client) end(err error) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.endErr = err
+		c.mu.Unlock()
+		c.log.Debug("client stopped", "err", err)
+		close(c.ended)
+		go c.Close() // not from the reconnect goroutine that told us
+	})
+}
+
+// Done is closed when the client has stopped by itself for good: its
+// INTERCOM_HOME was deleted while in use (Err says so). A holder should
+// then exit.
+func (c *Client) Done() <-chan struct{} { return c.ended }
+
+// Err is why the client stopped by itself (wrapping ErrHomeGone), or nil.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endErr
 }
 
 // OnReconnect registers fn to run (in its own goroutine) after every
@@ -176,6 +217,9 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, 
 	}
 	msg, err := c.nc.RequestWithContext(ctx, subj, data)
 	if err != nil {
+		if e := c.Err(); e != nil {
+			return nil, e
+		}
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
 			return nil, fmt.Errorf("%w: no answer to %s in time", ErrNoBroker, subj)
 		}
@@ -290,21 +334,14 @@ func (c *Client) isClosed() bool {
 }
 
 // Ack confirms that messages were handed on; they are never delivered again.
+// It is one request: a holder acks through Session.Ack, a process that
+// fetched with Inbox through AckShown, which both keep a failed ack.
 func (c *Client) Ack(ctx context.Context, sessionID string, ids ...string) (int, error) {
 	res, err := call[wire.AckReply](ctx, c, wire.SubjAck, wire.AckRequest{SessionID: sessionID, IDs: ids})
 	if err != nil {
 		return 0, err
 	}
 	return res.Acked, nil
-}
-
-// Inbox fetches stored messages that may be delivered now (without acking).
-func (c *Client) Inbox(ctx context.Context, sessionID string, limit int) ([]wire.Message, error) {
-	res, err := call[wire.InboxReply](ctx, c, wire.SubjInbox, wire.InboxRequest{SessionID: sessionID, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
 }
 
 // Pending lists unresolved asks addressed to a session.
@@ -339,14 +376,66 @@ func Call[Res any](ctx context.Context, c *Client, subject string, req any) (*Re
 // InboxWait blocks until sessionID has a deliverable message (true) or
 // timeout passes (false). It does not take the message: use Inbox.
 // With wakeOnly, passive messages (which never wake anyone) are ignored.
+// It outlives a broker restart: the wait is asked again once the client has
+// reconnected, so a message stored meanwhile ends it.
 func (c *Client) InboxWait(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
-	defer cancel()
-	res, err := call[wire.InboxWaitReply](ctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: timeout.Milliseconds(), WakeOnly: wakeOnly})
-	if err != nil {
-		return false, err
+	res, err := c.WaitInbox(ctx, sessionID, timeout, wakeOnly)
+	return res.Ready, err
+}
+
+// WaitInbox is InboxWait that also returns the messages which ended the
+// wait by arriving for the session's delivering holder (attach), which may
+// have taken them already.
+func (c *Client) WaitInbox(ctx context.Context, sessionID string, timeout time.Duration, wakeOnly bool) (wire.InboxWaitReply, error) {
+	deadline := time.Now().Add(timeout)
+	var none wire.InboxWaitReply
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return none, nil
+		}
+		reconnected := c.nextReconnect()
+		rctx, cancel := context.WithTimeout(ctx, left+c.timeout)
+		go func() {
+			select {
+			case <-reconnected:
+				cancel() // the broker that had the wait is gone: ask the new one
+			case <-rctx.Done():
+			}
+		}()
+		res, err := call[wire.InboxWaitReply](rctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: left.Milliseconds(), WakeOnly: wakeOnly})
+		cancel()
+		switch {
+		case err == nil && res.Ready:
+			return *res, nil
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			return none, ctx.Err()
+		case c.isClosed():
+			return none, err
+		}
+		select {
+		case <-reconnected:
+		default:
+			if !Unavailable(err) {
+				return none, err
+			}
+			select { // the broker is away: look again once it is back
+			case <-ctx.Done():
+				return none, ctx.Err()
+			case <-c.nextReconnect():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 	}
-	return res.Ready, nil
+}
+
+// nextReconnect returns a channel closed at the client's next reconnection.
+func (c *Client) nextReconnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconn
 }
 
 // Trace returns a message's delivery timeline.

@@ -22,12 +22,20 @@ var (
 	ErrAskBusy     = &wire.Error{Code: wire.CodeAskBusy}
 	ErrPeerOffline = &wire.Error{Code: wire.CodePeerOffline}
 	ErrNoSpace     = &wire.Error{Code: wire.CodeNoSpace}
-	ErrFull        = &wire.Error{Code: wire.CodeFull}
+	// ErrStoreUnavailable: the broker could not store the request (its home
+	// is gone, unwritable or failing) and is stopping.
+	ErrStoreUnavailable = &wire.Error{Code: wire.CodeStoreUnavailable}
+	ErrFull             = &wire.Error{Code: wire.CodeFull}
+	// ErrHeld: the session asked for by id is held by another live holder.
+	ErrHeld = &wire.Error{Code: wire.CodeHeld}
 
 	// ErrNoBroker: no broker answered and none could be started.
 	ErrNoBroker = spawn.ErrNoBroker
 	// ErrUnhealthy: a broker process looks alive but its socket is dead.
 	ErrUnhealthy = spawn.ErrUnhealthy
+	// ErrHomeGone: INTERCOM_HOME was deleted while in use; the client does
+	// not start a broker in a new, empty one (see Client.Done).
+	ErrHomeGone = spawn.ErrHomeGone
 	// ErrAskTimeout: no reply arrived in time.
 	ErrAskTimeout = errors.New("ask timed out")
 	// ErrPeerDisconnected: the asked session left before answering.

@@ -32,6 +32,11 @@ type AttachOptions struct {
 	AcceptsAsks *bool
 	Ephemeral   bool // forgotten when the connection ends (CLI one-shots)
 	NoDeliver   bool // register without receiving pushes
+	// Exact: RequestID or nothing. The session with that id is created when
+	// unknown and resumed when free; when another live holder has it, Attach
+	// fails with ErrHeld instead of registering a new session under another
+	// id.
+	Exact bool
 }
 
 // Session is a session held by this client: it stays connected while the
@@ -41,16 +46,24 @@ type Session struct {
 	c    *Client
 	opts AttachOptions
 
-	mu     sync.Mutex
-	info   wire.Session
-	status string
-	accept *bool
-	sub    *nats.Subscription
-	token  string // this holder's delivery token
-	msgs   chan wire.Message
-	seen   map[string]bool
-	order  []string
-	done   bool
+	mu      sync.Mutex
+	info    wire.Session
+	resumed bool // the broker knew the session before Attach
+	status  string
+	accept  *bool
+	sub     *nats.Subscription
+	token   string // this holder's delivery token
+	msgs    chan wire.Message
+	done    bool
+	stopped chan struct{} // closed by stop
+
+	// Delivery bookkeeping (acks.go): ids handed on, true once the consumer
+	// acked them; acks the broker has not confirmed yet.
+	shown    map[string]bool
+	order    []string
+	pending  map[string]bool
+	retrying bool
+	kick     chan struct{}
 }
 
 // Attach registers a session and holds it.
@@ -60,7 +73,8 @@ func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) 
 			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
 		}
 	}
-	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 64), seen: map[string]bool{}, status: o.Status, accept: o.AcceptsAsks}
+	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 64), status: o.Status, accept: o.AcceptsAsks,
+		stopped: make(chan struct{}), shown: map[string]bool{}, pending: map[string]bool{}, kick: make(chan struct{}, 1)}
 	id := o.ResumeID
 	if id == "" {
 		id = o.RequestID
@@ -70,6 +84,11 @@ func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) 
 	}
 	if err := s.subscribe(id); err != nil {
 		return nil, err
+	}
+	// Acks a fetching process of this session left owed go first, so the
+	// backlog flushed to this holder no longer holds what was shown.
+	if err := c.settleJournal(ctx, id); err != nil {
+		c.log.Debug("journaled acks not confirmed", "session", id, "err", err)
 	}
 	info, err := s.register(ctx, id, o.ResumeID != "")
 	if err != nil {
@@ -125,7 +144,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 	req := wire.RegisterRequest{
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
-		Holder: !s.opts.NoDeliver, HolderToken: s.token,
+		Holder: !s.opts.NoDeliver, HolderToken: s.token, Exact: s.opts.Exact && id == s.opts.RequestID,
 	}
 	s.mu.Unlock()
 	res, err := call[wire.RegisterReply](ctx, s.c, wire.SubjRegister, req)
@@ -133,6 +152,9 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 		return wire.Session{}, err
 	}
 	s.mu.Lock()
+	if s.info.ID == "" {
+		s.resumed = res.Resumed
+	}
 	s.info = res.Session
 	s.mu.Unlock()
 	return res.Session, nil
@@ -151,8 +173,11 @@ func (c *Client) onReconnect() {
 	}
 	c.mu.Unlock()
 	for _, s := range hs {
-		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		id := s.ID()
+		actx, acancel := context.WithTimeout(context.Background(), c.timeout)
+		s.ackBeforeRegister(actx)
+		acancel()
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		_, err := s.register(ctx, id, true)
 		if errors.Is(err, ErrNotFound) { // the broker lost it (ephemeral, or a fresh store)
 			_, err = s.register(ctx, id, false)
@@ -166,6 +191,8 @@ func (c *Client) onReconnect() {
 	}
 	c.mu.Lock()
 	hooks := append([]func(){}, c.hooks...)
+	close(c.reconn)
+	c.reconn = make(chan struct{})
 	c.mu.Unlock()
 	for _, fn := range hooks {
 		go fn()
@@ -179,24 +206,23 @@ func (s *Session) onPush(m *nats.Msg) {
 		return
 	}
 	s.mu.Lock()
-	if s.done || s.seen[msg.ID] {
+	if s.done {
 		s.mu.Unlock()
 		return
 	}
-	s.seen[msg.ID] = true
-	s.order = append(s.order, msg.ID)
-	if len(s.order) > 20000 {
-		for _, id := range s.order[:10000] {
-			delete(s.seen, id)
-		}
-		s.order = append([]string(nil), s.order[10000:]...)
-	}
+	handOn, reack := s.admitLocked(msg)
 	s.mu.Unlock()
-	s.msgs <- msg
+	if reack {
+		s.retryAcksLater(true)
+	}
+	if handOn {
+		s.msgs <- msg
+	}
 }
 
 // Messages delivers pushed messages, oldest first, each once per holder.
-// Ack each after handing it on; unacked ones come back after a reconnect.
+// Ack each after handing it on; unacked ones come back after a reconnect,
+// acked ones are acked again if the broker pushes them again (see Ack).
 func (s *Session) Messages() <-chan wire.Message { return s.msgs }
 
 // ID is the session id.
@@ -213,10 +239,12 @@ func (s *Session) Info() wire.Session {
 	return s.info
 }
 
-// Ack confirms delivery of messages.
-func (s *Session) Ack(ctx context.Context, ids ...string) error {
-	_, err := s.c.Ack(ctx, s.ID(), ids...)
-	return err
+// Resumed reports whether the broker already knew the session when Attach
+// registered it (as it logs it), rather than creating it.
+func (s *Session) Resumed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resumed
 }
 
 // SetState reports the holder's lifecycle; it is kept for re-registration.
@@ -229,9 +257,12 @@ func (s *Session) SetState(ctx context.Context, status string, acceptsAsks *bool
 }
 
 // Detach unregisters the session (it stays known, state disconnected) and
-// stops receiving.
+// stops receiving. Acks still owed are sent first (within ctx).
 func (s *Session) Detach(ctx context.Context) error {
 	id := s.ID()
+	if err := s.sendAcks(ctx, s.pendingIDs()); err != nil {
+		s.c.log.Warn("acks not confirmed at detach; the messages will be delivered again", "session", id, "err", err)
+	}
 	s.stop()
 	s.c.mu.Lock()
 	delete(s.c.holders, s)
@@ -246,5 +277,8 @@ func (s *Session) stop() {
 		_ = s.sub.Unsubscribe()
 		s.sub = nil
 	}
-	s.done = true
+	if !s.done {
+		s.done = true
+		close(s.stopped)
+	}
 }

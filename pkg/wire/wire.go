@@ -76,8 +76,12 @@ type Session struct {
 
 // RegisterRequest creates or resumes a session held by the sending connection.
 type RegisterRequest struct {
-	ID          string `json:"id,omitempty"` // resume this id, or request it for a new session
-	Resume      bool   `json:"resume,omitempty"`
+	ID     string `json:"id,omitempty"` // resume this id, or request it for a new session
+	Resume bool   `json:"resume,omitempty"`
+	// Exact: take over ID or fail. ID is created when unknown and resumed
+	// when free; a live holder of it is refused (CodeHeld), never replaced by
+	// a new session under another id.
+	Exact       bool   `json:"exact,omitempty"`
 	Name        string `json:"name,omitempty"`
 	Cwd         string `json:"cwd"`
 	Project     string `json:"project"`
@@ -93,6 +97,7 @@ type RegisterRequest struct {
 // RegisterReply answers RegisterRequest.
 type RegisterReply struct {
 	Session Session `json:"session"`
+	Resumed bool    `json:"resumed"` // the session existed before this registration
 }
 
 // SessionRef names a session by id.
@@ -241,6 +246,7 @@ type AckReply struct {
 type InboxRequest struct {
 	SessionID string `json:"session_id"`
 	Limit     int    `json:"limit,omitempty"`
+	Peek      bool   `json:"peek,omitempty"` // only look: not recorded as a fetch
 }
 
 // InboxReply answers InboxRequest.
@@ -276,8 +282,12 @@ const (
 	CodeAskBusy     = "ask_in_progress"
 	CodePeerOffline = "peer_offline"
 	CodeNoSpace     = "no_space"
-	CodeInternal    = "internal"
-	CodeFull        = "full"
+	// CodeStoreUnavailable: the broker's store cannot be written (its home
+	// was deleted, made read-only, or the disk fails); the broker stops.
+	CodeStoreUnavailable = "store_unavailable"
+	CodeInternal         = "internal"
+	CodeFull             = "full"
+	CodeHeld             = "session_held" // another live connection holds the session
 )
 
 // Error is a broker error reply.
@@ -424,6 +434,10 @@ type InboxWaitRequest struct {
 // InboxWaitReply answers InboxWaitRequest.
 type InboxWaitReply struct {
 	Ready bool `json:"ready"`
+	// Arrived holds the messages that came while waiting and went to the
+	// session's delivering holder (attach): they end the wait though the
+	// holder may have taken them already.
+	Arrived []Message `json:"arrived,omitempty"`
 }
 
 // TraceRequest asks for a message's delivery timeline.
@@ -458,4 +472,6 @@ type Stats struct {
 	Asks       int    `json:"asks"`
 	Traces     int    `json:"traces"`
 	Waiters    int    `json:"waiters"`
+	// TraceEventsPending: pushes and fetches not yet written to the store.
+	TraceEventsPending int `json:"trace_events_pending"`
 }

@@ -1,0 +1,218 @@
+// Package agentsession gives every intercom process that acts for one agent
+// — the harness's hooks, its MCP server and the commands the agent runs in
+// its own shell tool — one intercom session, without --session.
+//
+// The join key is the harness process instance: its pid and start stamp on
+// this boot (package proctree). Hooks and the MCP server find the harness as
+// their nearest ancestor that is not a shell (Claude Code runs hooks through
+// /bin/sh -c and MCP servers directly). The first of them to act writes a
+// binding, $INTERCOM_HOME/agents/<pid>-<start>.json, naming the session;
+// every other intercom command walks up its own ancestors and acts as the
+// nearest bound one (an agent's shell commands descend from its harness).
+// Claude Code also gives all three CLAUDE_CODE_SESSION_ID, the session id
+// its hooks see, so they agree on the id even before any binding exists.
+package agentsession
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/proctree"
+)
+
+// Binding names the intercom session of one harness process.
+type Binding struct {
+	Session string `json:"session"`
+	Name    string `json:"name"`
+	// Harness is claude or codex ("" when not known).
+	Harness string `json:"harness,omitempty"`
+	// Seen lists the harness's own session ids its hooks reported, latest
+	// last (Claude Code's /clear starts a new one in the same process).
+	Seen []string `json:"harness_sessions,omitempty"`
+	// Hooks is true once a hook has run for this harness: the hooks then
+	// deliver messages at tool boundaries.
+	Hooks bool   `json:"hooks,omitempty"`
+	Pid   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	Boot  string `json:"boot"`
+}
+
+// Proc is the harness process of b.
+func (b Binding) Proc() proctree.Proc { return proctree.Proc{Pid: b.Pid, Start: b.Start} }
+
+// Store holds the bindings of one intercom home.
+type Store struct{ dir string }
+
+// Open returns the store of home.
+func Open(home string) Store { return Store{dir: filepath.Join(home, "agents")} }
+
+// Dir is where bindings and delivery locks live.
+func (s Store) Dir() string { return s.dir }
+
+func (s Store) file(p proctree.Proc) string { return filepath.Join(s.dir, p.Key()+".json") }
+
+// Load reads the binding of harness p (ok false when there is none, or it
+// was written on another boot).
+func (s Store) Load(p proctree.Proc) (Binding, bool) {
+	data, err := os.ReadFile(s.file(p))
+	if err != nil {
+		return Binding{}, false
+	}
+	var b Binding
+	if json.Unmarshal(data, &b) != nil || b.Session == "" {
+		return Binding{}, false
+	}
+	if boot, err := proctree.Boot(); err != nil || boot != b.Boot {
+		return Binding{}, false
+	}
+	return b, true
+}
+
+// Save writes b atomically, then removes bindings of harnesses that ended.
+func (s Store) Save(b Binding) error {
+	if err := paths.EnsurePrivateDir(s.dir); err != nil {
+		return err
+	}
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	path := s.file(b.Proc())
+	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write agent binding: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write agent binding: %w", err)
+	}
+	s.prune()
+	return nil
+}
+
+var bindingFile = regexp.MustCompile(`^(\d+)-(\d+)\.json$`)
+
+// prune removes the bindings (and delivery locks' neighbours) of harness
+// processes that no longer run.
+func (s Store) prune() {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		m := bindingFile.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		start, _ := strconv.ParseUint(m[2], 10, 64)
+		if !proctree.Alive(proctree.Proc{Pid: pid, Start: start}) {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+			os.Remove(filepath.Join(s.dir, m[1]+"-"+m[2]+".lock"))
+		}
+	}
+}
+
+// Nearest returns the binding of the nearest bound ancestor of this
+// process (INTERCOM_HARNESS_PID, when set, is looked at first).
+func (s Store) Nearest() (Binding, bool) {
+	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+		return Binding{}, false
+	}
+	if p, ok := overridden(); ok {
+		if b, ok := s.Load(p); ok {
+			return b, true
+		}
+	}
+	for _, p := range proctree.Ancestors(os.Getpid(), 64) {
+		if b, ok := s.Load(p); ok {
+			return b, true
+		}
+	}
+	return Binding{}, false
+}
+
+// StillBound reports whether harness p is alive and still bound to session.
+func (s Store) StillBound(p proctree.Proc, session string) bool {
+	if !proctree.Alive(p) {
+		return false
+	}
+	b, ok := s.Load(p)
+	return !ok || b.Session == session // a missing binding file is not a rebinding
+}
+
+// shells are skipped when looking for the harness above a hook: harnesses
+// run hook commands through one.
+var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "env"}
+
+// Harness returns the harness process that runs this one: the nearest
+// ancestor that is not a shell. INTERCOM_HARNESS_PID names it explicitly
+// (for harnesses that start intercom through another program).
+func Harness() (proctree.Proc, error) {
+	if p, ok := overridden(); ok {
+		return p, nil
+	}
+	for _, p := range proctree.Ancestors(os.Getpid(), 16) {
+		if !slices.Contains(shells, p.Comm) {
+			return p, nil
+		}
+	}
+	return proctree.Proc{}, errors.New("find the harness process: no ancestor outside a shell")
+}
+
+func overridden() (proctree.Proc, bool) {
+	pid, err := strconv.Atoi(os.Getenv("INTERCOM_HARNESS_PID"))
+	if err != nil || pid <= 1 {
+		return proctree.Proc{}, false
+	}
+	p, err := proctree.Get(pid)
+	return p, err == nil
+}
+
+// ClaudeSessionEnv is the variable Claude Code sets for its hooks, MCP
+// servers and shell commands: its session id.
+const ClaudeSessionEnv = "CLAUDE_CODE_SESSION_ID"
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// SessionID maps a harness's own session id to a stable intercom session id
+// (cc-<id> for Claude Code, cx-<id> for Codex), the same across resumes.
+func SessionID(harness, id string) string {
+	prefix := map[string]string{"claude": "cc-", "codex": "cx-"}[harness]
+	s := prefix + unsafeID.ReplaceAllString(id, "-")
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	for len(s) < 8 {
+		s += "0"
+	}
+	return s
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// DefaultName is the session name when INTERCOM_NAME is unset:
+// <harness>-<directory>.
+func DefaultName(harness, cwd string) string {
+	if harness == "" {
+		harness = "agent"
+	}
+	dir := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(filepath.Base(cwd)), "-"), "-")
+	if dir == "" || dir == "." {
+		return harness
+	}
+	name := harness + "-" + dir
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
+}

@@ -1,0 +1,70 @@
+package agentsession
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// DeliverOptions shape one hand-over of waiting messages.
+type DeliverOptions struct {
+	Render   func(wire.Message) string
+	Limit    int  // bytes per hand-over (hooks.MaxContext for hooks)
+	WakeOnly bool // leave passive messages (they never wake an agent)
+	// ContinueOnly hands over only the next part of a message already
+	// being delivered in parts (a Stop hook that already blocked once).
+	ContinueOnly bool
+}
+
+// Deliver hands the session's waiting messages to write, composed by
+// hooks.Compose, and acknowledges exactly what the written text completes:
+// whole messages, or the last part of one delivered in parts (the part in
+// flight is recorded beside the bindings). It holds the session's delivery
+// lock throughout, so two deliverers of one agent never hand a message over
+// twice. A write error acknowledges nothing.
+func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (hooks.Batch, error) {
+	unlock, err := s.LockDelivery(ctx, session)
+	if err != nil {
+		return hooks.Batch{}, err
+	}
+	defer unlock()
+	progPath := filepath.Join(s.dir, "parts-"+session+".json")
+	prog := hooks.LoadProgress(progPath)
+	if o.ContinueOnly && prog == nil {
+		return hooks.Batch{}, nil
+	}
+	msgs, err := c.Inbox(ctx, session, 0)
+	if err != nil {
+		return hooks.Batch{}, err
+	}
+	kept := msgs[:0]
+	for _, m := range msgs {
+		switch {
+		case o.ContinueOnly && m.ID != prog.ID:
+		case o.WakeOnly && m.Delivery == wire.DeliveryPassive && (prog == nil || m.ID != prog.ID):
+		default:
+			kept = append(kept, m)
+		}
+	}
+	b := hooks.Compose(kept, o.Render, prog, o.Limit)
+	if b.Text != "" {
+		if err := write(b.Text); err != nil {
+			return hooks.Batch{}, err // nothing acknowledged: handed over again next time
+		}
+	}
+	if b.Progress != nil || prog != nil {
+		if err := hooks.SaveProgress(progPath, b.Progress); err != nil {
+			return b, fmt.Errorf("record part delivery: %w", err)
+		}
+	}
+	if len(b.Ack) > 0 {
+		if err := c.AckShown(ctx, session, b.Ack...); err != nil {
+			return b, fmt.Errorf("acknowledge: %w", err)
+		}
+	}
+	return b, nil
+}

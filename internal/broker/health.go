@@ -1,0 +1,89 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/store"
+)
+
+// ErrStoreUnavailable is wrapped by Run's error when the broker stopped
+// because its store could not be written (home deleted, database directory
+// unwritable or read-only, I/O errors).
+var ErrStoreUnavailable = store.ErrUnavailable
+
+const (
+	// storeProbeEvery is how often the store is checked for being writable
+	// (besides every commit checking its directory).
+	storeProbeEvery = time.Second
+	// shutdownWait bounds Close.
+	shutdownWait = 5 * time.Second
+	// failedCloseWait bounds closing a store that failed: Badger retries
+	// its last flush forever when it cannot write.
+	failedCloseWait = time.Second
+)
+
+// watchStore probes the store until the broker closes, and stops the broker
+// when the store can no longer be written. Badger alone would retry a
+// failing memtable flush forever while the broker went on accepting writes
+// into files that may be gone.
+func (b *Broker) watchStore() {
+	t := time.NewTicker(storeProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.closeDone:
+			return
+		case <-b.storeDown:
+			return
+		case <-t.C:
+		}
+		b.mu.Lock()
+		closed := b.closed
+		b.mu.Unlock()
+		if closed {
+			return
+		}
+		if err := b.st.Probe(); err != nil {
+			b.storeFailed(err)
+			return
+		}
+	}
+}
+
+// storeFailed marks the store unavailable, answers every waiting write with
+// store_unavailable, logs why once and makes Run stop the broker.
+func (b *Broker) storeFailed(err error) {
+	b.storeDownOnce.Do(func() {
+		b.st.Fail(err)
+		err = b.st.Err()
+		b.log.Error("store unavailable: stopping the broker", "err", err)
+		if b.cmt != nil {
+			b.cmt.fail(err)
+		}
+		close(b.storeDown)
+	})
+}
+
+// closeStore saves last-seen times and closes the store; a store that
+// failed (or fails its probe now) is given failedCloseWait, and is left to
+// the process's exit after that.
+func (b *Broker) closeStore() {
+	if err := b.st.Probe(); err != nil && b.st.Err() == nil {
+		b.storeFailed(err) // found at shutdown: a SIGTERM while the disk fails
+	}
+	if b.st.Err() == nil {
+		b.persistLastSeen()
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.st.Close() }()
+	if b.st.Err() == nil {
+		if err := <-done; err != nil {
+			b.log.Warn("close store", "err", err)
+		}
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(failedCloseWait):
+	}
+}

@@ -1,0 +1,133 @@
+package hooks
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// MaxContext is the most text one hook answer carries. Claude Code keeps
+// hook context of up to 10,000 characters inline and replaces a longer one
+// with a preview, so an answer stays under that.
+const MaxContext = 9000
+
+// Progress records a message being handed over in parts: Next is the
+// 0-based part to hand over next, of Parts.
+type Progress struct {
+	ID    string `json:"id"`
+	Next  int    `json:"next"`
+	Parts int    `json:"parts"`
+}
+
+// Batch is what one answer carries.
+type Batch struct {
+	Text string
+	// Ack lists the messages this answer completes: rendered whole, or
+	// their last part. Only these may be acknowledged once it is written.
+	Ack []string
+	// Progress is the message still being handed over in parts after this
+	// answer (nil when none).
+	Progress *Progress
+	// Waiting counts the messages left for a later boundary.
+	Waiting int
+}
+
+// room is what a batch keeps free for its head and digest lines.
+const room = 300
+
+// Compose fills one answer of at most limit bytes with messages, oldest
+// first, each rendered whole. A message that does not fit waits for the
+// next answer; a message bigger than a whole answer is handed over in
+// numbered parts, one per answer, and completes (is acknowledged) with its
+// last part. prog is the part delivery in flight, if any: it goes on before
+// anything else.
+func Compose(msgs []wire.Message, render func(wire.Message) string, prog *Progress, limit int) Batch {
+	if prog != nil {
+		for _, m := range msgs {
+			if m.ID == prog.ID {
+				b := part(m, render(m), prog.Next, limit)
+				b.Waiting = len(msgs) - 1
+				if b.Progress == nil && b.Text != "" {
+					b.Text += waitingLine(b.Waiting)
+				}
+				return b
+			}
+		}
+		// The message was acknowledged elsewhere (intercom inbox): go on.
+	}
+	if len(msgs) == 0 {
+		return Batch{}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "intercom: %d new message(s) for this session.\n", len(msgs))
+	var ack []string
+	for _, m := range msgs {
+		text := render(m)
+		if b.Len()+len(text)+room <= limit {
+			b.WriteString(text)
+			ack = append(ack, m.ID)
+			continue
+		}
+		if len(ack) == 0 { // bigger than a whole answer: its first part, alone
+			out := part(m, text, 0, limit)
+			out.Waiting = len(msgs) - 1
+			return out
+		}
+		break
+	}
+	rest := len(msgs) - len(ack)
+	b.WriteString(waitingLine(rest))
+	return Batch{Text: b.String(), Ack: ack, Waiting: rest}
+}
+
+func waitingLine(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n%d more messages wait for this session: they come at the next tool boundary (or run `intercom inbox` to read them now).\n", n)
+}
+
+// part is answer k (0-based) of message m, whose rendering is text.
+func part(m wire.Message, text string, k, limit int) Batch {
+	chunks := Split(text, limit-room)
+	if k >= len(chunks) { // the rendering shrank since the last part: done
+		return Batch{Ack: []string{m.ID}}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "intercom: message %s from %s, part %d of %d:\n", m.ID, m.From.Name, k+1, len(chunks))
+	b.WriteString(chunks[k])
+	if k+1 < len(chunks) {
+		fmt.Fprintf(&b, "\n[part %d of %d ends here; part %d comes at the next tool boundary]\n", k+1, len(chunks), k+2)
+		return Batch{Text: b.String(), Progress: &Progress{ID: m.ID, Next: k + 1, Parts: len(chunks)}}
+	}
+	fmt.Fprintf(&b, "\n[end of message %s]\n", m.ID)
+	return Batch{Text: b.String(), Ack: []string{m.ID}}
+}
+
+// Split cuts text into pieces of at most size bytes, at UTF-8 boundaries,
+// preferring a line break in the last quarter of a piece. Joined, the
+// pieces are text again.
+func Split(text string, size int) []string {
+	size = max(size, 64)
+	var out []string
+	for len(text) > size {
+		cut := size
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		if cut == 0 { // not UTF-8: cut anywhere
+			cut = size
+		}
+		if nl := strings.LastIndexByte(text[:cut], '\n'); nl >= cut*3/4 {
+			cut = nl + 1
+		}
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" || len(out) == 0 {
+		out = append(out, text)
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// LoadProgress reads the part delivery in flight recorded at path (nil
+// when there is none).
+func LoadProgress(path string) *Progress {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var p Progress
+	if json.Unmarshal(data, &p) != nil || p.ID == "" {
+		return nil
+	}
+	return &p
+}
+
+// SaveProgress records p at path, or removes the record when p is nil.
+func SaveProgress(path string, p *Progress) error {
+	if p == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, _ := json.Marshal(p)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
