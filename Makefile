@@ -19,6 +19,10 @@ test: ## Unit and e2e tests, with the race detector.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+HARNESS_FLAGS ?=
+test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
+	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 30m $(HARNESS_FLAGS)
+
 test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
@@ -58,4 +62,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test test-fault cover bench bench-quick demo install clean
+.PHONY: help build test test-harness test-fault cover bench bench-quick demo install clean
