@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"os"
 	"os/exec"
 	"strings"
@@ -40,7 +41,7 @@ func (m *McpCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Config: e.cfg, Version: Version, Log: e.log}
+	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Config: e.cfg, Version: buildinfo.Version(), Log: e.log}
 	if _, _, _, _, ok := mcpserver.ChildVars(); ok {
 		opts.Child = contactViaCLI
 	}
