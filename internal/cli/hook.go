@@ -13,6 +13,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
+	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -205,32 +206,17 @@ func harnessPid() int {
 	}
 	pid := os.Getppid()
 	for range 4 {
-		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		switch strings.TrimSpace(string(comm)) {
+		in, _ := procinfo.Read(pid)
+		switch in.Name {
 		case "sh", "bash", "dash", "zsh", "fish", "env":
-			if pp := parentOf(pid); pp > 1 {
-				pid = pp
+			if in.Parent > 1 {
+				pid = in.Parent
 				continue
 			}
 		}
 		break
 	}
 	return pid
-}
-
-func parentOf(pid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
 }
 
 // HoldCmd keeps a session connected while a process lives.

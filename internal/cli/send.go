@@ -8,14 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
+	"golang.org/x/term"
 )
 
 // MessageFlags are shared by send and ask.
@@ -132,8 +131,8 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)
 // callerName is cli-<parent command>-<parent pid>.
 func callerName() string {
 	ppid := os.Getppid()
-	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/comm")
-	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(strings.TrimSpace(string(comm))), "-"), "-")
+	parent, _ := procinfo.Read(ppid)
+	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(parent.Name), "-"), "-")
 	if n == "" {
 		n = "shell"
 	}
@@ -148,8 +147,7 @@ func isTerminal(r io.Reader) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // confirm asks y/N on the terminal.

@@ -3,7 +3,7 @@ package pidfile
 import "testing"
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"123\n", "123\nlinux-v1 abc 4026531836 999\n", "", "-1", "1\nlinux-v2 x", "99999999999999999999"} {
+	for _, s := range []string{"123\n", "123\nlinux-v1 abc 4026531836 999\n", "123\ndarwin-v1 1764000000 1764000123456789\n", "", "-1", "1\nlinux-v2 x", "99999999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
