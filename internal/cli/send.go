@@ -12,9 +12,9 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/procinfo"
+	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
-	"golang.org/x/term"
 )
 
 // MessageFlags are shared by send and ask.
@@ -142,14 +142,6 @@ func callerName() string {
 	return fmt.Sprintf("cli-%s-%d", n, ppid)
 }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	return term.IsTerminal(int(f.Fd()))
-}
-
 // confirm asks y/N on the terminal.
 func (e *env) confirm(prompt string) bool {
 	fmt.Fprintf(e.stderr, "%s [y/N] ", prompt)
@@ -169,7 +161,7 @@ func (s *SendCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && isTerminal(e.stdin) {
+	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && tty.Is(e.stdin) {
 		if !e.confirm(fmt.Sprintf("Send this message to %s?", s.To)) {
 			return exitError{code: 1, msg: "send cancelled"}
 		}
