@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"os"
 	"os/exec"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"charm.land/lipgloss/v2/table"
-
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 

@@ -3,13 +3,14 @@ package runs
 import (
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/procinfo"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/procinfo"
 )
 
 // ChildEnv returns the environment a child is started with: the saved
