@@ -162,8 +162,9 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b.mu.Lock()
 	b.armIdleLocked()
+	known := len(b.sessions) // clients may register already
 	b.mu.Unlock()
-	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", len(b.sessions))
+	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", known)
 	return b, nil
 }
 
