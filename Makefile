@@ -1,7 +1,11 @@
 # intercom — run `make help` for targets.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/intercom-dev/intercom/internal/cli.Version=$(VERSION) -X github.com/intercom-dev/intercom/internal/brokercmd.Version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+STAMP   := github.com/intercom-dev/intercom/internal/buildinfo
+LDFLAGS := -s -w -X $(STAMP).version=$(VERSION) -X $(STAMP).commit=$(COMMIT)
 BINS    := intercom intercom-broker agent-runs intercom-bridge
+TARGETS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
+DIST    ?= dist
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
 BENCH_OUT ?= bench-results.json
@@ -12,12 +16,23 @@ BENCH_FLAGS ?=
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build the binaries into bin/.
+build: ## Build the binaries into bin/ (stamped with VERSION and COMMIT).
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ $(addprefix ./cmd/,$(BINS))
 
-test: ## Unit and e2e tests, with the race detector.
+TESTFLAGS ?=
+TESTARGS  ?=
+test: ## Unit and e2e tests, with the race detector; one line per test as it ends (gotestsum), skips listed at the end.
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) tool gotestsum --format testname -- $(TESTFLAGS) -race -count=1 -timeout 30m ./... $(TESTARGS)
+
+cross: ## Vet and build every binary for darwin/arm64, darwin/amd64, linux/amd64, linux/arm64 (into bin/OS-ARCH/).
+	@for t in $(TARGETS); do os=$${t%/*}; arch=$${t#*/}; echo "== $$os/$$arch: vet, build"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... && \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/$$os-$$arch/ $(addprefix ./cmd/,$(BINS)) || exit 1; \
+	done
+
+dist: cross ## Archives for the four targets and a checksums file in DIST (dist/), named as goreleaser names them.
+	VERSION='$(VERSION)' DIST='$(DIST)' TARGETS='$(TARGETS)' BINS='$(BINS)' ./scripts/dist.sh
 
 HARNESS_FLAGS ?=
 test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
@@ -27,12 +42,10 @@ test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_S
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
 COVERDIR ?= $(CURDIR)/coverage
-TESTFLAGS ?=
 COVERPKG := github.com/intercom-dev/intercom/cmd/...,github.com/intercom-dev/intercom/internal/...,github.com/intercom-dev/intercom/pkg/...
 cover: ## make test with coverage: unit tests and the -cover e2e binaries write to COVERDIR; merged per-package figures checked against coverage-floors.txt.
 	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/unit $(COVERDIR)/e2e
-	$(GO) vet ./...
-	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(GO) test $(TESTFLAGS) -race -count=1 -timeout 30m -covermode=atomic -coverpkg=$(COVERPKG) ./... -args -test.gocoverdir=$(COVERDIR)/unit
+	INTERCOM_E2E_COVERDIR=$(COVERDIR)/e2e $(MAKE) test TESTFLAGS='-covermode=atomic -coverpkg=$(COVERPKG)' TESTARGS='-args -test.gocoverdir=$(COVERDIR)/unit'
 	$(GO) tool covdata percent -i=$(COVERDIR)/unit,$(COVERDIR)/e2e > $(COVERDIR)/percent.txt
 	$(GO) tool covdata textfmt -i=$(COVERDIR)/unit,$(COVERDIR)/e2e -o $(COVERDIR)/cover.out
 	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
@@ -60,6 +73,6 @@ install: ## Install the binaries into $(PREFIX)/bin.
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/ $(addprefix ./cmd/,$(BINS))
 
 clean: ## Remove build output.
-	rm -rf bin
+	rm -rf bin $(DIST)
 
-.PHONY: help build test test-harness test-fault cover bench bench-quick demo install clean
+.PHONY: help build test test-harness cross dist test-fault cover bench bench-quick demo install clean

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Fault tests of issue 20: an ack that did not reach the broker (it was
@@ -11,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -51,20 +52,6 @@ func awaitTraceStored(t *testing.T, c *intercom.Client) {
 		st, err := intercom.Call[wire.Stats](ctx, c, wire.SubjStats, struct{}{})
 		return err == nil && st.TraceEventsPending == 0
 	}, "trace events to be stored")
-}
-
-// procState is the state letter of /proc/pid/stat (R, S, T, Z...).
-func procState(pid int) byte {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || len(s) < i+3 {
-		return 0
-	}
-	return s[i+2]
 }
 
 // ackHolder connects an in-process client holding session "held" and an

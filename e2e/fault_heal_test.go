@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Fault tests (issue 19): the ground moves under a running broker. Its home

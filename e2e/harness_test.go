@@ -536,3 +536,18 @@ func (h *H) RunsIn(dir string, args ...string) Result {
 func (h *H) BinOnPath() {
 	h.Env = append(h.Env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
+
+// procState is the state letter of /proc/pid/stat (R, S, T, Z...);
+// 0 where there is no /proc (the fault tests that use it are Linux-only).
+func procState(pid int) byte {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || len(s) < i+3 {
+		return 0
+	}
+	return s[i+2]
+}

@@ -9,7 +9,7 @@ import (
 
 func main() {
 	ctx, stop := brokercmd.SignalContext(os.Stderr)
-	code := brokercmd.Main(ctx, os.Args[1:], os.Stderr)
+	code := brokercmd.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

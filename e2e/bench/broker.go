@@ -146,7 +146,7 @@ func (h *harness) startBroker(ctx context.Context, name string) (*broker, error)
 	cmd := exec.Command(h.bin, args...)
 	cmd.Env = append(os.Environ(), "INTERCOM_HOME="+l.Home, "INTERCOM_SOCKET="+l.Socket)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start broker: %w", err)

@@ -14,11 +14,9 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/bridge"
 	"github.com/intercom-dev/intercom/internal/certs"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
-
-// Version is set by the linker.
-var Version = "dev"
 
 type linkFlags struct {
 	Cert string `required:"" type:"existingfile" help:"This host's certificate (from certs issue)." placeholder:"FILE"`
@@ -31,36 +29,93 @@ type linkFlags struct {
 }
 
 type cli struct {
-	JSON     bool             `help:"Log JSON lines and print JSON events."`
-	LogLevel string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
-	Version  kong.VersionFlag `help:"Print the version and exit."`
+	JSON     bool   `help:"Log JSON lines and print JSON events."`
+	LogLevel string `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
 
 	Certs struct {
-		Init struct {
-			Dir string `required:"" help:"Directory for ca.crt and ca.key." placeholder:"DIR"`
-		} `cmd:"" help:"Create a CA (ca.crt, ca.key)."`
-		Issue struct {
-			Dir       string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
-			Name      string        `required:"" help:"Host name to certify." placeholder:"HOST"`
-			Days      int           `default:"825" help:"Validity in days."`
-			NotBefore time.Duration `name:"not-before" hidden:"" help:"Start of validity relative to now (tests)."`
-			ValidFor  time.Duration `name:"valid-for" hidden:"" help:"Validity, overrides --days (tests)."`
-		} `cmd:"" help:"Issue HOST.crt and HOST.key (client and server certificate)."`
-		Revoke struct {
-			Dir  string `required:"" help:"Directory holding the CA." placeholder:"DIR"`
-			Name string `required:"" help:"Host whose certificate to revoke." placeholder:"HOST"`
-		} `cmd:"" help:"Add HOST's certificate to ca.crl."`
+		Init   certsInitCmd   `cmd:"" help:"Create a CA (ca.crt, ca.key)."`
+		Issue  certsIssueCmd  `cmd:"" help:"Issue HOST.crt and HOST.key (client and server certificate)."`
+		Revoke certsRevokeCmd `cmd:"" help:"Add HOST's certificate to ca.crl."`
 	} `cmd:"" help:"Make the CA and host certificates."`
 
-	Serve struct {
-		Listen string `required:"" help:"Address to listen on, e.g. 0.0.0.0:7422 (port 0: any)." placeholder:"ADDR"`
-		linkFlags
-	} `cmd:"" help:"Listen for the peer's bridge (mutual TLS)."`
+	Serve serveCmd `cmd:"" help:"Listen for the peer's bridge (mutual TLS)."`
+	Join  joinCmd  `cmd:"" help:"Connect to the peer's serving bridge (mutual TLS)."`
 
-	Join struct {
-		Addr string `arg:"" help:"The serving bridge's address host:port."`
-		linkFlags
-	} `cmd:"" help:"Connect to the peer's serving bridge (mutual TLS)."`
+	kongrun.Builtins
+}
+
+type certsInitCmd struct {
+	Dir string `required:"" help:"Directory for ca.crt and ca.key." placeholder:"DIR"`
+}
+
+// Help shows examples.
+func (certsInitCmd) Help() string {
+	return `Creates the certificate authority both hosts trust: ca.crt (give it to every
+host) and ca.key (keep it private, mode 0600).
+
+Examples:
+  intercom-bridge certs init --dir ~/.intercom-ca`
+}
+
+type certsIssueCmd struct {
+	Dir       string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
+	Name      string        `required:"" help:"Host name to certify." placeholder:"HOST"`
+	Days      int           `default:"825" help:"Validity in days."`
+	NotBefore time.Duration `name:"not-before" hidden:"" help:"Start of validity relative to now (tests)."`
+	ValidFor  time.Duration `name:"valid-for" hidden:"" help:"Validity, overrides --days (tests)."`
+}
+
+// Help shows examples.
+func (certsIssueCmd) Help() string {
+	return `Issues HOST.crt and HOST.key, signed by the CA in --dir, usable as both the
+client and the server certificate of that host's bridge.
+
+Examples:
+  intercom-bridge certs issue --dir ~/.intercom-ca --name alpha
+  intercom-bridge certs issue --dir ~/.intercom-ca --name beta --days 90`
+}
+
+type certsRevokeCmd struct {
+	Dir  string `required:"" help:"Directory holding the CA." placeholder:"DIR"`
+	Name string `required:"" help:"Host whose certificate to revoke." placeholder:"HOST"`
+}
+
+// Help shows examples.
+func (certsRevokeCmd) Help() string {
+	return `Adds HOST's certificate to ca.crl beside the CA; bridges that load it
+(restart them) refuse that certificate.
+
+Examples:
+  intercom-bridge certs revoke --dir ~/.intercom-ca --name beta`
+}
+
+type serveCmd struct {
+	Listen string `required:"" help:"Address to listen on, e.g. 0.0.0.0:7422 (port 0: any)." placeholder:"ADDR"`
+	linkFlags
+}
+
+// Help shows examples.
+func (serveCmd) Help() string {
+	return `Listens for the peer host's bridge and links the two brokers once both
+certificates check out.
+
+Examples:
+  intercom-bridge serve --listen 0.0.0.0:7422 --cert alpha.crt --key alpha.key --ca ca.crt --name alpha --peer beta
+  intercom-bridge --json serve --listen 127.0.0.1:0 --cert alpha.crt --key alpha.key --ca ca.crt --name alpha --peer beta`
+}
+
+type joinCmd struct {
+	Addr string `arg:"" help:"The serving bridge's address host:port."`
+	linkFlags
+}
+
+// Help shows examples.
+func (joinCmd) Help() string {
+	return `Connects to the peer host's serving bridge and links the two brokers;
+reconnects when the link drops.
+
+Examples:
+  intercom-bridge join alpha.example:7422 --cert beta.crt --key beta.key --ca ca.crt --name beta --peer alpha`
 }
 
 const description = `Links this machine's intercom broker to another machine's over mutual TLS 1.3.
@@ -80,17 +135,14 @@ Examples:
 // Main runs intercom-bridge; it returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cli
-	parser, err := kong.New(&c, kong.Name("intercom-bridge"), kong.Description(description),
-		kong.Vars{"version": Version}, kong.Writers(stdout, stderr), kong.UsageOnError())
-	if err != nil {
-		fmt.Fprintf(stderr, "intercom-bridge: %v\n", err)
-		return 1
-	}
-	kctx, err := parser.Parse(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "intercom-bridge: %v\n", err)
-		return 2
-	}
+	return kongrun.Run("intercom-bridge", &c, args, stderr, []kong.Option{kong.Name("intercom-bridge"),
+		kong.Description(description), kong.Writers(stdout, stderr), kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	}, func(kctx *kong.Context) int { return run(ctx, &c, kctx, stdout, stderr) })
+}
+
+// run carries out the parsed command.
+func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writer) int {
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	var h slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})
 	if c.JSON {

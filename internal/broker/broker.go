@@ -194,8 +194,9 @@ func Start(opts Options) (_ *Broker, err error) {
 	go b.watchStore()
 	b.mu.Lock()
 	b.armIdleLocked()
+	known := len(b.sessions) // clients may register already
 	b.mu.Unlock()
-	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", len(b.sessions))
+	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", known)
 	return b, nil
 }
 

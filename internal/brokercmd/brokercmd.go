@@ -17,27 +17,31 @@ import (
 	"github.com/intercom-dev/intercom/internal/broker"
 	"github.com/intercom-dev/intercom/internal/brokerlog"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/spawn"
 )
 
-// Version is set by the linker.
-var Version = "dev"
-
 type cmd struct {
-	Home     string           `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
-	Socket   string           `env:"INTERCOM_SOCKET" help:"Socket path (default: private dir keyed by uid and home)." placeholder:"PATH"`
-	IdleExit *time.Duration   `name:"idle-exit" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
-	LogLevel string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
-	LogJSON  bool             `name:"log-json" help:"Log JSON lines."`
-	LogFile  string           `name:"log-file" help:"Write the log to this file instead of stderr, rotated at --log-max-size with one backup kept (clients that start the broker pass INTERCOM_HOME/broker.log)." placeholder:"PATH"`
-	LogMax   int              `name:"log-max-size" default:"10" help:"Size in MiB at which --log-file is rotated." placeholder:"MIB"`
-	Version  kong.VersionFlag `help:"Print the version and exit."`
+	Home     string         `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
+	Socket   string         `env:"INTERCOM_SOCKET" help:"Socket path (default: private dir keyed by uid and home)." placeholder:"PATH"`
+	IdleExit *time.Duration `name:"idle-exit" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
+	LogLevel string         `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
+	LogJSON  bool           `name:"log-json" help:"Log JSON lines."`
+	LogFile  string         `name:"log-file" help:"Write the log to this file instead of stderr, rotated at --log-max-size with one backup kept (clients that start the broker pass INTERCOM_HOME/broker.log)." placeholder:"PATH"`
+	LogMax   int            `name:"log-max-size" default:"10" help:"Size in MiB at which --log-file is rotated." placeholder:"MIB"`
+
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 	// Profiling for e2e/bench; hidden from --help.
 	CPUProfile string `name:"cpu-profile" hidden:"" help:"Write a CPU profile to this file until exit."`
 	MemProfile string `name:"mem-profile" hidden:"" help:"Write an allocation profile to this file at exit."`
 	// Shortens the 24-hour retry memory so e2e tests can see it expire.
 	RetryMemory time.Duration `name:"retry-memory" hidden:"" help:"Remember client message ids and acks of unstored ids this long (default 24h)." placeholder:"DUR"`
+
+	Serve      serveCmd              `cmd:"" default:"withargs" help:"Run the broker (what a bare intercom-broker does)."`
+	Version    versionCmd            `cmd:"" group:"Help and set-up" help:"Print the version, commit and Go version."`
+	Help       kongrun.HelpCmd       `cmd:"" group:"Help and set-up" help:"Show help for a command."`
+	Completion kongrun.CompletionCmd `cmd:"" group:"Help and set-up" help:"Print a bash, zsh or fish completion script."`
 }
 
 // ExitStoreUnavailable is the exit status of a broker that stopped because
@@ -46,20 +50,44 @@ type cmd struct {
 // error.
 const ExitStoreUnavailable = 3
 
+type serveCmd struct{}
+
+// Help shows examples.
+func (serveCmd) Help() string {
+	return `Serves the broker socket until the idle exit (or a signal). Clients run
+this on demand; what a bare intercom-broker does.
+
+Examples:
+  intercom-broker --idle-exit=0
+  intercom-broker serve --home /tmp/ic --log-level debug`
+}
+
+// versionCmd is the shared version command with a --json flag of its own
+// (the broker has no global --json).
+type versionCmd struct {
+	kongrun.VersionCmd
+	JSON bool `help:"Print JSON."`
+}
+
+const description = `The intercom broker. Clients start it on demand; run it yourself with
+--idle-exit=0 as a service.
+
+Examples:
+  intercom-broker --idle-exit=0
+  INTERCOM_HOME=/tmp/ic intercom-broker --log-level debug
+  intercom-broker version`
+
 // Main runs the broker; it returns the exit status.
-func Main(ctx context.Context, args []string, stderr io.Writer) int {
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cmd
-	parser, err := kong.New(&c, kong.Name("intercom-broker"),
-		kong.Description("The intercom broker. Clients start it on demand; run it yourself with --idle-exit=0 as a service.\n\nExamples:\n  intercom-broker --idle-exit=0\n  INTERCOM_HOME=/tmp/ic intercom-broker --log-level debug"),
-		kong.Vars{"version": Version}, kong.Writers(stderr, stderr))
-	if err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
-		return 1
-	}
-	if _, err := parser.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
-		return 2
-	}
+	return kongrun.Run("intercom-broker", &c, args, stderr, []kong.Option{kong.Name("intercom-broker"),
+		kong.Description(description), kong.Writers(stdout, stderr),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	}, func(*kong.Context) int { return serve(ctx, &c, stderr) })
+}
+
+// serve configures logging and the layout and runs the broker.
+func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 	var h slog.Handler
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	out := stderr

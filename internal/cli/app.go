@@ -21,9 +21,6 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Version is set by the linker.
-var Version = "dev"
-
 // Globals are flags every command accepts.
 type Globals struct {
 	Session string `short:"s" env:"INTERCOM_SESSION" help:"Act as this session (id, name or id prefix)."`
@@ -31,8 +28,6 @@ type Globals struct {
 	Socket  string `env:"INTERCOM_SOCKET" help:"Broker socket path (default: a private dir keyed by uid and home)." placeholder:"PATH"`
 	JSON    bool   `help:"Print machine-readable JSON."`
 	Verbose bool   `short:"v" help:"Log client activity to stderr."`
-
-	Version kong.VersionFlag `help:"Print the version and exit."`
 }
 
 // CLI is the intercom command tree.
@@ -64,6 +59,8 @@ type CLI struct {
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`
 	Publish     PublishCmd     `cmd:"" group:"Topics" help:"Replace this session's record on a topic."`
 	Topics      TopicsCmd      `cmd:"" group:"Topics" help:"Show topic records, subscribers and resource owners."`
+
+	kongrun.Builtins
 }
 
 // usageError marks an error as a usage error (exit 2).
@@ -85,14 +82,16 @@ type env struct {
 	log    *slog.Logger
 }
 
+// description is the root --help text.
+const description = "Find and talk to the other agent sessions on this machine.\n\nExamples:\n  intercom attach --name planner           # hold a session, print messages\n  intercom list --scope all                # every connected session\n  intercom send worker \"tests pass\"        # steer a message to worker\n  intercom ask reviewer \"ship it?\"         # wait for the answer\n  intercom --session worker reply \"yes\"    # answer the pending ask"
+
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
 	return kongrun.Run("intercom", &c, args, stderr, []kong.Option{
 		kong.Name("intercom"),
-		kong.Description("Find and talk to the other agent sessions on this machine.\n\nExamples:\n  intercom attach --name planner           # hold a session, print messages\n  intercom list --scope all                # every connected session\n  intercom send worker \"tests pass\"         # steer a message to worker\n  intercom ask reviewer \"ship it?\"          # wait for the answer\n  intercom --session worker reply \"yes\"     # answer the pending ask"),
+		kong.Description(description),
 		kong.UsageOnError(),
-		kong.Vars{"version": Version},
 		kong.Writers(stdout, stderr),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -64,7 +65,9 @@ func (a *AskCmd) Run(e *env) error {
 		return err
 	}
 	req := wire.SendRequest{From: from, To: a.To, Text: text, Delivery: a.Delivery, DeliverySet: a.Delivery != "", Attachments: att}
+	stopStatus := progress.Start(e.stderr, !e.g.JSON, "waiting for "+a.To)
 	res, err := c.Ask(e.ctx, req, timeout)
+	stopStatus()
 	if err != nil {
 		reason := askReason(err)
 		if e.g.JSON && reason != "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -44,7 +45,7 @@ func (f *ForgetCmd) Run(e *env) error {
 		return fmt.Errorf("forget: %w", err)
 	}
 	if !f.Yes {
-		if !isTerminal(e.stdin) {
+		if !tty.Is(e.stdin) {
 			return usagef("forget %s: refusing without --yes (stdin is not a terminal)", f.Target)
 		}
 		if !e.confirm(fmt.Sprintf("Forget session %s (%s) and its undelivered messages?", s.Name, s.ID)) {

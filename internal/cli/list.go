@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -16,9 +17,12 @@ type ListCmd struct {
 
 // Help shows examples.
 func (ListCmd) Help() string {
-	return `Rows carry name, target (what to pass to send/ask), cwd, model, status and
-the health tags state, accepts_asks, pending_asks, last_intercom_activity and
-last_seen. With --json: {"sessions":[{id,name,target,cwd,project,status,state,
+	return `On a terminal: an aligned table (name, target, status, project, pending
+asks, last intercom activity) and the delivery guidance once; colour unless
+NO_COLOR is set. Piped or redirected: one line per session with name, target
+(what to pass to send/ask), cwd, model, status and the health tags state,
+accepts_asks, pending_asks, last_intercom_activity and last_seen, each with
+its guidance line. With --json: {"sessions":[{id,name,target,cwd,project,status,state,
 accepts_asks,pending_asks,last_intercom_activity,last_seen,connected,...}]}.
 
 Examples:
@@ -45,8 +49,18 @@ func (l *ListCmd) Run(e *env) error {
 	if e.g.JSON {
 		return e.printJSON(wire.ListReply{Sessions: rows})
 	}
-	render.Sessions(e.stdout, rows)
+	e.printSessions(rows)
 	return nil
+}
+
+// printSessions shows rows as an aligned table to a person at a terminal
+// (colour unless NO_COLOR), else in the line format agents and scripts read.
+func (e *env) printSessions(rows []wire.Session) {
+	if tty.Is(e.stdout) {
+		render.SessionTable(e.stdout, rows, render.TableOptions{Colour: tty.Colour(e.stdout), Width: tty.Width(e.stdout)})
+		return
+	}
+	render.Sessions(e.stdout, rows)
 }
 
 // StatusCmd shows the connection and sessions.
@@ -109,6 +123,6 @@ func (s *StatusCmd) Run(e *env) error {
 		id = "(none; pass --session)"
 	}
 	fmt.Fprintf(e.stdout, "Connected: Yes, Session ID: %s, Active sessions: %d, Queued inbound: %d\nBroker socket: %s\n", id, active, queued, l.Socket)
-	render.Sessions(e.stdout, rows)
+	e.printSessions(rows)
 	return nil
 }

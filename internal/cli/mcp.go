@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
 )
 
@@ -44,7 +45,7 @@ func (m *McpCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Harness: m.Harness, Config: e.cfg, Version: Version, Log: e.log}
+	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Harness: m.Harness, Config: e.cfg, Version: buildinfo.Version(), Log: e.log}
 	if _, _, _, _, ok := mcpserver.ChildVars(); ok {
 		opts.Child = contactViaCLI
 	}

@@ -8,12 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/procinfo"
+	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -134,8 +133,8 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)
 // callerName is cli-<parent command>-<parent pid>.
 func callerName() string {
 	ppid := os.Getppid()
-	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/comm")
-	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(strings.TrimSpace(string(comm))), "-"), "-")
+	parent, _ := procinfo.Read(ppid)
+	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(parent.Name), "-"), "-")
 	if n == "" {
 		n = "shell"
 	}
@@ -143,15 +142,6 @@ func callerName() string {
 		n = n[:32]
 	}
 	return fmt.Sprintf("cli-%s-%d", n, ppid)
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // confirm asks y/N on the terminal.
@@ -173,7 +163,7 @@ func (s *SendCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && isTerminal(e.stdin) {
+	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && tty.Is(e.stdin) {
 		if !e.confirm(fmt.Sprintf("Send this message to %s?", s.To)) {
 			return exitError{code: 1, msg: "send cancelled"}
 		}

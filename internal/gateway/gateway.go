@@ -1,6 +1,6 @@
 // Package gateway exposes the embedded NATS server on a private Unix socket.
-// Each accepted connection has its peer uid checked (SO_PEERCRED) against the
-// broker's own and is then spliced to an in-process NATS connection; the
+// Each accepted connection has its peer uid checked (SO_PEERCRED on Linux,
+// LOCAL_PEERCRED on macOS) against the broker's own and is then spliced to an in-process NATS connection; the
 // server itself never listens on any network port.
 package gateway
 
@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Dialer opens a new in-process connection to the NATS server.
@@ -141,18 +139,16 @@ func PeerCred(c *net.UnixConn) (int, int, error) {
 	if err != nil {
 		return -1, 0, err
 	}
-	var cred *unix.Ucred
+	uid, pid := -1, 0
 	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
+	err = raw.Control(func(fd uintptr) { uid, pid, cerr = peerCred(int(fd)) })
 	if err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return -1, 0, fmt.Errorf("read peer credentials: %w", err)
 	}
-	return int(cred.Uid), int(cred.Pid), nil
+	return uid, pid, nil
 }
 
 func (g *Gateway) track(c net.Conn, add bool) bool {

@@ -1,6 +1,12 @@
 // Package paths resolves intercom's runtime layout: the state directory
 // (INTERCOM_HOME), the private socket directory and the files inside them, and
 // enforces that every one of them is private to the current user.
+//
+// The state directory follows the XDG base-directory rule on Linux and macOS
+// alike ($XDG_STATE_HOME/intercom, else ~/.local/state/intercom). The socket
+// lives in a short per-home directory inside the user's runtime directory
+// ($XDG_RUNTIME_DIR, or /run/user/<uid> on Linux) when that is private, else
+// in the temp dir, so that its path fits the OS's sun_path (sunPathLen).
 package paths
 
 import (
@@ -51,18 +57,58 @@ func Resolve(home, socket string) (Layout, error) {
 		socket = os.Getenv("INTERCOM_SOCKET")
 	}
 	if socket == "" {
-		socket = filepath.Join(SocketDirFor(home), "broker.sock")
+		socket = filepath.Join(SocketDirFor(home), socketName)
 	}
 	return Layout{Home: home, Socket: socket}, nil
 }
 
+// socketName is the socket's file name inside SocketDirFor.
+const socketName = "broker.sock"
+
 // SocketDirFor returns the private socket directory for a state directory: a
-// short path under the temp dir keyed by uid and a hash of home, so that two
-// homes get two brokers and the socket path stays under sun_path's 108 bytes.
+// name keyed by uid and a hash of home (two homes get two brokers), in the
+// first of the user's runtime directory, the temp dir and /tmp where the
+// socket path fits in sun_path.
 func SocketDirFor(home string) string {
 	sum := sha256.Sum256([]byte(home))
 	name := "intercom-" + strconv.Itoa(os.Getuid()) + "-" + hex.EncodeToString(sum[:])[:12]
-	return filepath.Join(os.TempDir(), name)
+	for _, base := range socketBases() {
+		if dir := filepath.Join(base, name); FitsSunPath(filepath.Join(dir, socketName)) {
+			return dir
+		}
+	}
+	return filepath.Join("/tmp", name)
+}
+
+// FitsSunPath reports whether a socket at path can be bound: its bytes and
+// the terminating NUL fit in struct sockaddr_un's sun_path.
+func FitsSunPath(path string) bool { return len(path) < sunPathLen }
+
+// socketBases lists where the socket directory may go, best first: private
+// runtime directories, then the temp dir and /tmp.
+func socketBases() []string {
+	var out []string
+	for _, d := range runtimeDirs() {
+		if privateRuntimeDir(d) {
+			out = append(out, d)
+		}
+	}
+	return append(out, os.TempDir(), "/tmp")
+}
+
+// privateRuntimeDir applies the XDG base-directory rule for the runtime
+// directory: an absolute path to a real directory owned by the user with no
+// access for anyone else.
+func privateRuntimeDir(dir string) bool {
+	if !filepath.IsAbs(dir) {
+		return false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return false
+	}
+	uid, ok := owner(fi)
+	return ok && uid == os.Getuid()
 }
 
 // SocketDir is the directory holding the socket.

@@ -143,7 +143,7 @@ func TestResolveLayout(t *testing.T) {
 	if l.SocketDir() != SocketDirFor("/explicit/home") || filepath.Base(l.Socket) != "broker.sock" {
 		t.Fatalf("socket %s", l.Socket)
 	}
-	if len(l.Socket) >= 108 {
+	if !FitsSunPath(l.Socket) {
 		t.Fatalf("socket path %d bytes, over sun_path", len(l.Socket))
 	}
 	if l.PidFile() != "/explicit/home/broker.pid" || l.ConfigFile() != "/explicit/home/config.json" || l.DBDir() != "/explicit/home/db" {
@@ -165,7 +165,61 @@ func TestSocketDirForKeyedByHome(t *testing.T) {
 		t.Fatal("socket dir not stable")
 	}
 	long := "/" + strings.Repeat("x", 500)
-	if p := filepath.Join(SocketDirFor(long), "broker.sock"); len(p) >= 108 {
+	if p := filepath.Join(SocketDirFor(long), "broker.sock"); !FitsSunPath(p) {
 		t.Fatalf("socket path for a long home is %d bytes", len(p))
 	}
+}
+
+// The longest path FitsSunPath admits can be bound; the sun_path size is
+// this OS's.
+func TestFitsSunPathMatchesTheKernel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pad := sunPathLen - 1 - len(dir) - 1
+	if pad < 1 {
+		t.Skipf("temp dir %s too long to build a %d-byte path", dir, sunPathLen-1)
+	}
+	p := filepath.Join(dir, strings.Repeat("s", pad))
+	if !FitsSunPath(p) || FitsSunPath(p+"s") {
+		t.Fatalf("FitsSunPath edge wrong at %d bytes", len(p))
+	}
+	ln, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatalf("bind a %d-byte socket path: %v", len(p), err)
+	}
+	ln.Close()
+}
+
+// The socket directory goes into a private $XDG_RUNTIME_DIR, and falls back
+// to the temp dir when that is missing, shared, relative or too long.
+func TestSocketDirPrefersPrivateRuntimeDir(t *testing.T) {
+	// Not parallel: it sets XDG_RUNTIME_DIR.
+	run := t.TempDir()
+	if err := os.Chmod(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", run)
+	if d := SocketDirFor("/h"); filepath.Dir(d) != run {
+		t.Fatalf("socket dir %s, want it in XDG_RUNTIME_DIR %s", d, run)
+	}
+	fallback := func(why string) {
+		t.Helper()
+		if d := SocketDirFor("/h"); strings.HasPrefix(d, run) || !FitsSunPath(filepath.Join(d, "broker.sock")) {
+			t.Fatalf("%s: socket dir %s, want the temp-dir fallback", why, d)
+		}
+	}
+	if err := os.Chmod(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fallback("runtime dir readable by others")
+	t.Setenv("XDG_RUNTIME_DIR", "relative/run")
+	fallback("relative runtime dir")
+	long := filepath.Join(run, strings.Repeat("r", 100))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", long)
+	fallback("runtime dir too long for sun_path")
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(run, "missing"))
+	fallback("missing runtime dir")
 }

@@ -1,14 +1,20 @@
 // Package pidfile writes and judges the broker's pid record. Line 1 is the
-// pid; on Linux line 2 is "linux-v1 <boot_id> <pid-ns> <start-ticks>", which
-// lets a reader prove that a live pid belongs to a different process (pid
-// reuse after a reboot or in another namespace) without killing anything.
+// pid; line 2 identifies that process instance, so that a reader can prove
+// that a live pid now belongs to a different process (pid reuse after a
+// reboot or in another namespace) without killing anything:
+//
+//	linux-v1 <boot_id> <pid-ns inode> <start time, clock ticks after boot>
+//	darwin-v1 <kern.boottime seconds> <start time, µs since the epoch>
+//
+// On macOS the boot time is recorded for diagnosis but not compared: the
+// kernel moves kern.boottime whenever the wall clock is stepped, while a
+// process's start time is stored once at fork.
 package pidfile
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,12 +26,19 @@ type Record struct {
 	Identity *Identity // nil for a numeric-only (legacy) record
 }
 
-// Identity identifies one process instance on Linux.
+// Identity identifies one process instance.
 type Identity struct {
-	BootID     string
-	PidNS      string
-	StartTicks uint64
+	Scheme string // schemeLinux or schemeDarwin: the OS that wrote it
+	Boot   string // Linux: boot_id; macOS: kern.boottime in seconds
+	PidNS  string // Linux: the pid namespace's inode; macOS: ""
+	Start  uint64 // the process's start time (procinfo.Info.Start)
 }
+
+// Identity schemes, the first word of line 2.
+const (
+	schemeLinux  = "linux-v1"
+	schemeDarwin = "darwin-v1"
+)
 
 // Verdict says what a record means now.
 type Verdict int
@@ -44,57 +57,15 @@ func (v Verdict) String() string {
 	return [...]string{"stale", "live", "unprovable"}[v]
 }
 
-// Self returns the identity of pid as seen from this process.
-func Self(pid int) (*Identity, error) {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return nil, fmt.Errorf("read boot id: %w", err)
-	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return nil, fmt.Errorf("read pid namespace: %w", err)
-	}
-	ticks, err := startTicks(pid)
-	if err != nil {
-		return nil, err
-	}
-	return &Identity{BootID: strings.TrimSpace(string(boot)), PidNS: nsID(ns), StartTicks: ticks}, nil
-}
-
-func nsID(link string) string {
-	// "pid:[4026531836]" -> "4026531836"
-	link = strings.TrimPrefix(link, "pid:")
-	return strings.Trim(link, "[]")
-}
-
-// startTicks reads field 22 of /proc/<pid>/stat.
-func startTicks(pid int) (uint64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("parse stat of pid %d: no comm", pid)
-	}
-	fields := strings.Fields(s[i+1:])
-	// fields[0] is field 3 (state); start time is field 22 -> index 19.
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("parse stat of pid %d: short", pid)
-	}
-	v, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parse stat of pid %d: %w", pid, err)
-	}
-	return v, nil
-}
-
 // Format renders a record for pid.
 func Format(pid int, id *Identity) string {
 	out := strconv.Itoa(pid) + "\n"
-	if id != nil {
-		out += fmt.Sprintf("linux-v1 %s %s %d\n", id.BootID, id.PidNS, id.StartTicks)
+	switch {
+	case id == nil:
+	case id.Scheme == schemeDarwin:
+		out += fmt.Sprintf("%s %s %d\n", schemeDarwin, id.Boot, id.Start)
+	default:
+		out += fmt.Sprintf("%s %s %s %d\n", schemeLinux, id.Boot, id.PidNS, id.Start)
 	}
 	return out
 }
@@ -122,17 +93,32 @@ func Parse(data string) (Record, error) {
 	}
 	rec := Record{Pid: pid}
 	if len(lines) > 1 {
-		f := strings.Fields(lines[1])
-		if len(f) != 4 || f[0] != "linux-v1" {
-			return Record{}, fmt.Errorf("parse pid file: bad identity line %q", lines[1])
-		}
-		ticks, err := strconv.ParseUint(f[3], 10, 64)
+		id, err := parseIdentity(lines[1])
 		if err != nil {
-			return Record{}, fmt.Errorf("parse pid file: bad start ticks %q", f[3])
+			return Record{}, err
 		}
-		rec.Identity = &Identity{BootID: f[1], PidNS: f[2], StartTicks: ticks}
+		rec.Identity = id
 	}
 	return rec, nil
+}
+
+func parseIdentity(line string) (*Identity, error) {
+	f := strings.Fields(line)
+	var id Identity
+	switch {
+	case len(f) == 4 && f[0] == schemeLinux:
+		id = Identity{Scheme: schemeLinux, Boot: f[1], PidNS: f[2]}
+	case len(f) == 3 && f[0] == schemeDarwin:
+		id = Identity{Scheme: schemeDarwin, Boot: f[1]}
+	default:
+		return nil, fmt.Errorf("parse pid file: bad identity line %q", line)
+	}
+	start, err := strconv.ParseUint(f[len(f)-1], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("parse pid file: bad start time %q", f[len(f)-1])
+	}
+	id.Start = start
+	return &id, nil
 }
 
 // Read loads path. A missing file is (Record{}, os.ErrNotExist).
@@ -162,13 +148,22 @@ func Judge(rec Record) Verdict {
 	if err != nil {
 		return Unprovable
 	}
-	if now.BootID != rec.Identity.BootID || now.PidNS != rec.Identity.PidNS {
-		return Stale
-	}
-	if now.StartTicks != rec.Identity.StartTicks {
+	if !sameProcess(rec.Identity, now) {
 		return Stale
 	}
 	return Live
+}
+
+// sameProcess reports whether two identities name one process instance. A
+// record written by another OS cannot name a process of this one.
+func sameProcess(rec, now *Identity) bool {
+	if rec.Scheme != now.Scheme || rec.Start != now.Start {
+		return false
+	}
+	if rec.Scheme == schemeLinux {
+		return rec.Boot == now.Boot && rec.PidNS == now.PidNS
+	}
+	return true // darwin-v1: the boot time moves with the clock (see the package comment)
 }
 
 // Remove deletes path only if it still records the current process.

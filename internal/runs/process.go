@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/procinfo"
 )
 
 // ChildEnv returns the environment a child is started with: the saved
@@ -81,16 +83,7 @@ func StartOwner(exe string, args []string, env []string, logPath string) (*exec.
 
 // Alive reports whether pid runs (and is not a zombie).
 func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	return procinfo.Alive(pid)
 }
 
 // Terminate sends SIGTERM to the process group of pid, then SIGKILL after

@@ -23,15 +23,11 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Version is set by the linker.
-var Version = "dev"
-
 // Globals are shared flags.
 type Globals struct {
-	Supervisor string           `short:"s" env:"INTERCOM_SESSION" help:"The supervisor session (id, name or id prefix); default INTERCOM_SESSION." placeholder:"TARGET"`
-	Home       string           `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
-	JSON       bool             `help:"Print machine-readable JSON."`
-	Version    kong.VersionFlag `help:"Print the version and exit."`
+	Supervisor string `short:"s" env:"INTERCOM_SESSION" help:"The supervisor session (id, name or id prefix); default INTERCOM_SESSION." placeholder:"TARGET"`
+	Home       string `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
+	JSON       bool   `help:"Print machine-readable JSON."`
 }
 
 // CLI is the agent-runs command tree.
@@ -46,6 +42,8 @@ type CLI struct {
 	Nudge     NudgeCmd     `cmd:"" help:"Steer a live child; on a finished run, show its outcome."`
 	Continue  ContinueCmd  `cmd:"" help:"Finish an interrupted revival."`
 	Own       OwnCmd       `cmd:"" hidden:"" help:"(internal) own a run: start the child, record its exit."`
+
+	kongrun.Builtins
 }
 
 type usageError struct{ error }
@@ -70,12 +68,15 @@ type env struct {
 	log    *slog.Logger
 }
 
+// description is the root --help text.
+const description = "Supervise child agent runs: launch, answer their durable questions, nudge, stop.\n\nExamples:\n  agent-runs start --agent worker --supervisor planner -- ./child.sh\n  agent-runs questions\n  agent-runs answer 78f659a3 --question-id q1a2b3c4d \"Use the stable API.\"\n  agent-runs stop 78f659a3"
+
 // Main runs agent-runs and returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c CLI
 	return kongrun.Run("agent-runs", &c, args, stderr, []kong.Option{kong.Name("agent-runs"),
-		kong.Description("Supervise child agent runs: launch, answer their durable questions, nudge, stop.\n\nExamples:\n  agent-runs start --agent worker --supervisor planner -- ./child.sh\n  agent-runs questions\n  agent-runs answer 78f659a3 --question-id q1a2b3c4d \"Use the stable API.\"\n  agent-runs stop 78f659a3"),
-		kong.Vars{"version": Version}, kong.Writers(stdout, stderr), kong.UsageOnError(),
+		kong.Description(description),
+		kong.Writers(stdout, stderr), kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int {
 		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, g: &c.Globals,

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -117,7 +118,9 @@ func (s *StartCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
 	}
+	stopStatus := progress.Start(e.stderr, !e.g.JSON, fmt.Sprintf("waiting for run %s (%s)", id, s.Agent))
 	_ = cmd.Wait()
+	stopStatus()
 	final, err := e.store.Load(id)
 	if err != nil {
 		return err

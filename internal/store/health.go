@@ -84,13 +84,25 @@ func (s *Store) Probe() error {
 	return nil
 }
 
-func writeProbe(dir string) error {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	name := ""
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) {
-		name = dir + "/.probe"
-		fd, err = unix.Open(name, unix.O_CREAT|unix.O_TRUNC|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+// isUnavailable reports whether err means the store cannot be written (as
+// opposed to a full disk, a conflict or a bad value): ErrUnavailable, or an
+// I/O, permission, read-only or missing-file error from the filesystem.
+func isUnavailable(err error) bool {
+	if err == nil {
+		return false
 	}
+	for _, target := range []error{ErrUnavailable, syscall.EIO, syscall.EROFS, syscall.EACCES, syscall.EPERM,
+		syscall.ENOENT, syscall.ESTALE, syscall.ENODEV, syscall.ENXIO} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeProbe writes and fsyncs one byte in dir, removing what it created.
+func writeProbe(dir string) error {
+	fd, name, err := openProbe(dir)
 	if err != nil {
 		return err
 	}
@@ -110,18 +122,8 @@ func writeProbe(dir string) error {
 	return err
 }
 
-// isUnavailable reports whether err means the store cannot be written (as
-// opposed to a full disk, a conflict or a bad value): ErrUnavailable, or an
-// I/O, permission, read-only or missing-file error from the filesystem.
-func isUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	for _, target := range []error{ErrUnavailable, syscall.EIO, syscall.EROFS, syscall.EACCES, syscall.EPERM,
-		syscall.ENOENT, syscall.ESTALE, syscall.ENODEV, syscall.ENXIO} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
+func openNamedProbe(dir string) (int, string, error) {
+	name := dir + "/.probe"
+	fd, err := unix.Open(name, unix.O_CREAT|unix.O_TRUNC|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	return fd, name, err
 }

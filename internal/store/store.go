@@ -65,6 +65,11 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident}
+	if err := s.checkFormat(); err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
 	s.wg.Add(1)
 	go s.gcLoop(ctx)
 	return s, nil

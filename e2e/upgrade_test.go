@@ -1,0 +1,95 @@
+package e2e
+
+// Upgrading (docs/install.md): a store written by an older intercom is read,
+// one written by a newer intercom is refused with a clear message and left
+// untouched.
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/intercom-dev/intercom/internal/store"
+)
+
+// upgStopBroker stops h's broker cleanly (SIGTERM) and waits for it.
+func upgStopBroker(t *testing.T, h *H) {
+	t.Helper()
+	for _, pid := range h.BrokerPids() {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		Eventually(t, 10*time.Second, func() bool { return !alive(pid) }, "broker %d to stop", pid)
+	}
+}
+
+// upgMarker sets (val != "") or removes the store's format marker with the
+// broker stopped, and returns what it was. It opens Badger itself, as
+// another intercom version would, so it works whatever the marker says.
+func upgMarker(t *testing.T, h *H, val string) string {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(h.Layout.DBDir()).WithLogger(nil))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	defer db.Close()
+	var old []byte
+	if err := db.Update(func(txn *badger.Txn) error {
+		old, _ = store.Get(txn, store.FormatKey)
+		if val == "" {
+			return txn.Delete([]byte(store.FormatKey))
+		}
+		return txn.Set([]byte(store.FormatKey), []byte(val))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return string(old)
+}
+
+func TestUpgradeOlderStoreIsRead(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	fndNoIdleExit(h)
+	p, _ := h.Attach("--name", "w")
+	p.Signal(syscall.SIGTERM)
+	<-p.Done()
+	h.OK("send", "w", "kept across the upgrade")
+	upgStopBroker(t, h)
+	if was := upgMarker(t, h, ""); was != "1" {
+		t.Fatalf("store format marker was %q, want 1", was)
+	}
+	// The store now looks like one written before format markers existed.
+	out := h.OK("--session", "w", "inbox")
+	if !strings.Contains(out, "kept across the upgrade") {
+		t.Fatalf("message from the older store not delivered:\n%s", out)
+	}
+	upgStopBroker(t, h)
+	if now := upgMarker(t, h, "1"); now != "1" {
+		t.Fatalf("after reading the older store its marker is %q, want 1", now)
+	}
+}
+
+func TestUpgradeNewerStoreRefused(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	h.OK("list")
+	upgStopBroker(t, h)
+	upgMarker(t, h, "99")
+	r := h.Run("list")
+	t.Logf("list on a newer store: %s", r.Stderr)
+	if r.Code != 1 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("list on a newer store: exit %d stderr %q, want 1 and one line", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"newer intercom", "format 99", "reads up to 1"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("error %q lacks %q", r.Stderr, want)
+		}
+	}
+	if p := h.BrokerPids(); len(p) != 0 {
+		t.Fatalf("a broker runs on a newer store: %v", p)
+	}
+	if was := upgMarker(t, h, "99"); was != "99" {
+		t.Fatalf("the refused store's marker changed to %q", was)
+	}
+}

@@ -1,0 +1,80 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+func sampleRows() []wire.Session {
+	ago := time.Now().Add(-90 * time.Second)
+	return []wire.Session{
+		{ID: "aaaaaaaa1111", Name: "planner", Target: "planner", Status: "idle", State: "idle", AcceptsAsks: true, Connected: true, Self: true, Project: "/src/shop"},
+		{ID: "bbbbbbbb2222", Name: "worker", Target: "worker", Status: "tool:bash", State: "busy", Connected: true, PendingAsks: 2, LastIntercomActivity: &ago, Project: "/src/shop"},
+		{ID: "cccccccc3333", Name: "old", Target: "cccccccc", Status: "idle", State: "idle", Project: "/src/other"},
+	}
+}
+
+func TestSessionTablePlain(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	SessionTable(&b, sampleRows(), TableOptions{})
+	out := b.String()
+	if strings.Contains(out, "\x1b[") {
+		t.Fatalf("plain table has escape codes:\n%q", out)
+	}
+	lines := strings.Split(out, "\n")
+	header := lines[0]
+	for _, col := range []string{"NAME", "TARGET", "STATUS", "PROJECT", "ASKS", "LAST ACTIVITY"} {
+		if !strings.Contains(header, col) {
+			t.Fatalf("header %q lacks %s", header, col)
+		}
+	}
+	// Aligned: each column starts at the same offset on every row.
+	at := strings.Index(header, "STATUS")
+	for i, want := range []string{"idle", "tool:bash", "disconnected"} {
+		if got := strings.Index(lines[1+i], want); got != at {
+			t.Errorf("row %d: %q at column %d, header STATUS at %d\n%s", i, want, got, at, out)
+		}
+	}
+	for _, want := range []string{"planner *", "shop", "other", "1m ago", "none", "* this session", "disconnected session keeps", "peer_busy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Guidance once, not per row.
+	if n := strings.Count(out, "send steers"); n != 1 {
+		t.Errorf("guidance printed %d times:\n%s", n, out)
+	}
+}
+
+func TestSessionTableColourAndWidth(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	SessionTable(&b, sampleRows(), TableOptions{Colour: true, Width: 50})
+	out := b.String()
+	if !strings.Contains(out, "\x1b[") {
+		t.Fatalf("colour table has no escape codes:\n%q", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if w := lipglossWidth(l); w > 50 {
+			t.Errorf("row %q is %d columns, want at most 50", l, w)
+		}
+	}
+}
+
+func TestSessionTableEmpty(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	SessionTable(&b, nil, TableOptions{})
+	if !strings.Contains(b.String(), "No sessions") {
+		t.Fatalf("empty table: %q", b.String())
+	}
+}
+
+func lipglossWidth(s string) int { return lipgloss.Width(s) }
