@@ -15,6 +15,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/broker"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/spawn"
 )
@@ -25,7 +26,7 @@ var Version = "dev"
 type cmd struct {
 	Home     string           `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
 	Socket   string           `env:"INTERCOM_SOCKET" help:"Socket path (default: private dir keyed by uid and home)." placeholder:"PATH"`
-	IdleExit *time.Duration   `name:"idle-exit" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
+	IdleExit *time.Duration   `name:"idle-exit" zero:"run forever" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
 	LogLevel string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
 	LogJSON  bool             `name:"log-json" help:"Log JSON lines."`
 	Version  kong.VersionFlag `help:"Print the version and exit."`
@@ -39,7 +40,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	var c cmd
 	parser, err := kong.New(&c, kong.Name("intercom-broker"),
 		kong.Description("The intercom broker. Clients start it on demand; run it yourself with --idle-exit=0 as a service.\n\nExamples:\n  intercom-broker --idle-exit=0\n  INTERCOM_HOME=/tmp/ic intercom-broker --log-level debug"),
-		kong.Vars{"version": Version}, kong.Writers(stderr, stderr))
+		kong.Vars{"version": Version}, kong.Writers(stderr, stderr), kongrun.DurationMapper())
 	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		return 1

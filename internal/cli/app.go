@@ -4,19 +4,20 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -88,7 +89,7 @@ type env struct {
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
-	return kongrun.Run("intercom", &c, args, stderr, []kong.Option{
+	return kongrun.Run("intercom", &c, args, stdout, stderr, []kong.Option{
 		kong.Name("intercom"),
 		kong.Description("Find and talk to the other agent sessions on this machine.\n\nExamples:\n  intercom attach --name planner           # hold a session, print messages\n  intercom list --scope all                # every connected session\n  intercom send worker \"tests pass\"         # steer a message to worker\n  intercom ask reviewer \"ship it?\"          # wait for the answer\n  intercom --session worker reply \"yes\"     # answer the pending ask"),
 		kong.UsageOnError(),
@@ -103,9 +104,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		if err := e.loadConfig(); err != nil {
-			return report(stderr, err)
+			return e.report(err)
 		}
-		return report(stderr, kctx.Run(e))
+		return e.report(kctx.Run(e))
 	})
 }
 
@@ -125,36 +126,31 @@ func (e *env) loadConfig() error {
 	return nil
 }
 
-// report prints err as one line and maps it to an exit status.
-func report(stderr io.Writer, err error) int {
+// report prints err (one line on stderr, or the JSON error envelope on
+// stdout with --json) and maps it to an exit status (kongrun.Classify).
+func (e *env) report(err error) int {
 	if err == nil {
 		return 0
 	}
 	var ex exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintf(stderr, "intercom: %s\n", ex.msg)
+			kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), cmp.Or(ex.errCode, schema.CodeFailed))
 		}
 		return ex.code
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(stderr, "intercom: %s\n", msg)
 	var ue usageError
-	var we *wire.Error
-	switch {
-	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
-		return 2
-	case errors.As(err, &we) && (we.Code == wire.CodeBadRequest || we.Code == wire.CodeTooLarge):
-		return 2
-	}
-	return 1
+	status, code := kongrun.Classify(err, errors.As(err, &ue))
+	kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, err, code)
+	return status
 }
 
 // exitError carries an explicit status (message may be empty when the
 // command already printed its outcome).
 type exitError struct {
-	code int
-	msg  string
+	code    int
+	msg     string
+	errCode string // the --json error code ("" = failed)
 }
 
 func (e exitError) Error() string { return e.msg }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -68,9 +69,9 @@ func (a *AttachCmd) Run(e *env) error {
 	info := s.Info()
 	out := bufio.NewWriter(e.stdout)
 	if e.g.JSON {
-		_ = e.printJSONTo(out, map[string]any{
-			"event": "attached", "id": info.ID, "name": info.Name, "target": info.Target,
-			"cwd": info.Cwd, "project": info.Project, "resumed": a.Resume != "",
+		_ = e.printJSONTo(out, schema.Attached{
+			Event: "attached", ID: info.ID, Name: info.Name, Target: info.Target,
+			Cwd: info.Cwd, Project: info.Project, Resumed: a.Resume != "",
 		})
 	} else {
 		fmt.Fprintf(out, "attached as %s (id %s, target %s); Ctrl-C to detach\n", info.Name, info.ID, info.Target)
@@ -85,7 +86,7 @@ func (a *AttachCmd) Run(e *env) error {
 			return nil
 		case <-reconnected:
 			if e.g.JSON {
-				_ = e.printJSONTo(out, map[string]any{"event": "reconnected", "id": info.ID, "name": info.Name})
+				_ = e.printJSONTo(out, schema.Reconnected{Event: "reconnected", ID: info.ID, Name: info.Name})
 			} else {
 				fmt.Fprintf(out, "(reconnected to the broker as %s)\n", info.Name)
 			}

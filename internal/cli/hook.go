@@ -272,7 +272,7 @@ func (h *HoldCmd) Run(e *env) error {
 
 // WaitCmd blocks until a message arrives.
 type WaitCmd struct {
-	Timeout time.Duration `default:"10m" help:"Give up after this long (exit 0)."`
+	Timeout time.Duration `default:"10m" help:"Give up after this long (exit 0); 1ms to 7 days." placeholder:"DUR"`
 }
 
 // Help shows examples.
@@ -325,11 +325,7 @@ func (w *WaitCmd) Run(e *env) error {
 			continue
 		}
 		if e.g.JSON {
-			rows := make([]messageJSON, 0, len(wake))
-			for _, m := range wake {
-				rows = append(rows, toJSON(m))
-			}
-			_ = e.printJSON(map[string]any{"messages": rows})
+			_ = e.printJSON(messagesJSON(wake))
 		} else {
 			text, _ := hooks.Compose(wake, func(m wire.Message) string { return mcpserver.RenderMessage(m, e.cfg.ReplyHint) }, sid)
 			fmt.Fprint(e.stdout, text)

@@ -1,6 +1,10 @@
 // Package kongrun runs a kong command line with the exit-code contract
 // shared by intercom's CLIs: kong's own exits (--help, --version) become a
 // returned status, a parse error is one line on stderr and status 2.
+//
+// Every failure is reported by PrintError with the status Classify gives
+// it: 1 failure, 2 usage, 130 interrupted; with --json as the error
+// envelope {"error":{"code","message"}} on stdout (docs/json.md).
 package kongrun
 
 import (
@@ -13,10 +17,12 @@ import (
 type exitSignal struct{}
 
 // Run builds a kong parser for grammar with opts, parses args and calls run
-// with the result, returning the exit status.
-func Run(name string, grammar any, args []string, stderr io.Writer, opts []kong.Option, run func(*kong.Context) int) (status int) {
+// with the result, returning the exit status. A parse error is printed like
+// any other error (PrintError): on stderr, or as JSON on stdout when args
+// ask for --json.
+func Run(name string, grammar any, args []string, stdout, stderr io.Writer, opts []kong.Option, run func(*kong.Context) int) (status int) {
 	code := -1
-	opts = append(opts, kong.Exit(func(c int) { code = c; panic(exitSignal{}) }))
+	opts = append(opts, DurationMapper(), kong.Exit(func(c int) { code = c; panic(exitSignal{}) }))
 	parser, err := kong.New(grammar, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -33,8 +39,8 @@ func Run(name string, grammar any, args []string, stderr io.Writer, opts []kong.
 	}()
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 2
+		PrintError(name, stdout, stderr, WantsJSON(args), err, "usage")
+		return StatusUsage
 	}
 	return run(kctx)
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -112,7 +113,7 @@ func (s *StartCmd) Run(e *env) error {
 			}
 		}
 		if e.g.JSON {
-			return e.printJSON(map[string]any{"run_id": id, "state": r.State, "child_session": r.ChildSession, "output_path": r.OutputPath, "run_dir": e.store.RunDir(id)})
+			return e.printJSON(schema.RunStarted{RunID: id, State: r.State, ChildSession: r.ChildSession, OutputPath: r.OutputPath, RunDir: e.store.RunDir(id)})
 		}
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
@@ -138,7 +139,8 @@ func (e *env) launchOwner(id string) (*exec.Cmd, error) {
 func (e *env) printResult(r *runs.Run) error {
 	result := runs.Tail(r.OutputPath, 4000)
 	if e.g.JSON {
-		if err := e.printJSON(map[string]any{"run": r, "result": result}); err != nil {
+		r.Env = nil // environment values stay in run.json only
+		if err := e.printJSON(schema.RunResult{Run: r, Result: result}); err != nil {
 			return err
 		}
 	} else {
