@@ -43,7 +43,7 @@ func (a *AskCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	att, err := a.attachments()
+	att, err := a.attachments(text)
 	if err != nil {
 		return err
 	}

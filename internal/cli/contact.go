@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/schema"
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -91,12 +91,12 @@ func (cc *ContactCmd) Run(e *env) error {
 		}
 		var data []byte
 		if cc.Interview == "-" {
-			data, err = io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes))
+			data, err = bounded.Read(e.stdin, "--interview - (stdin)", wire.MaxMessageBytes)
 		} else {
-			data, err = os.ReadFile(cc.Interview)
+			data, err = bounded.ReadFile(cc.Interview, "--interview "+cc.Interview, wire.MaxMessageBytes)
 		}
 		if err != nil {
-			return usagef("read interview: %v", err)
+			return usagef("read interview: %w", err)
 		}
 		if iv, err = runs.ParseInterview(data); err != nil {
 			return usageError{err}

@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/install"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.

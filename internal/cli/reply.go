@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -34,7 +34,7 @@ func (r *ReplyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	att, err := r.attachments()
+	att, err := r.attachments(text)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -55,13 +57,30 @@ Examples:
   echo "long text" | intercom send worker -`
 }
 
-// attachments builds the attachment list from the flags.
-func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
+// attachments builds the attachment list from the flags. The files are
+// read through what is left of the message limit after text, so however
+// many and however large they are, at most that much is read.
+func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 	var out []wire.Attachment
+	left := func() int64 {
+		m := wire.Message{Text: text, Attachments: out}
+		return int64(max(wire.MaxMessageBytes-m.Size(), 0))
+	}
+	read := func(flag, path string) ([]byte, error) {
+		data, err := bounded.ReadFile(path, flag+" "+path, left())
+		var tl *bounded.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, usagef("message too large: %w (a whole message, text and attachments, is at most %d bytes)", err, wire.MaxMessageBytes)
+		case err != nil:
+			return nil, usagef("%s %s: %v", flag, path, cmp.Or(errors.Unwrap(err), err))
+		}
+		return data, nil
+	}
 	for _, p := range f.Files {
-		data, err := os.ReadFile(p)
+		data, err := read("--file", p)
 		if err != nil {
-			return nil, usagef("--file %s: %v", p, errors.Unwrap(err))
+			return nil, err
 		}
 		out = append(out, wire.Attachment{Type: "file", Name: filepath.Base(p), Path: p, Content: string(data)})
 	}
@@ -71,9 +90,9 @@ func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
 		if !ok || name == "" || path == "" {
 			return nil, usagef("--snippet %q: want NAME[:LANG]=PATH", s)
 		}
-		data, err := os.ReadFile(path)
+		data, err := read("--snippet", path)
 		if err != nil {
-			return nil, usagef("--snippet %s: %v", name, errors.Unwrap(err))
+			return nil, err
 		}
 		out = append(out, wire.Attachment{Type: "snippet", Name: name, Language: lang, Path: path, Content: string(data)})
 	}
@@ -87,10 +106,14 @@ func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
 	return out, nil
 }
 
-// messageText joins the words, reading stdin for "-".
+// messageText joins the words, reading stdin (at most the message limit)
+// for "-".
 func messageText(e *env, words []string) (string, error) {
 	if len(words) == 1 && words[0] == "-" {
-		data, err := io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes+1))
+		data, err := bounded.Read(e.stdin, "stdin", wire.MaxMessageBytes)
+		if errors.Is(err, bounded.ErrTooLarge) {
+			return "", usagef("message too large: %w", err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("read stdin: %w", err)
 		}
@@ -204,7 +227,7 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	if err != nil {
 		return wire.SendRequest{}, err
 	}
-	att, err := s.attachments()
+	att, err := s.attachments(text)
 	if err != nil {
 		return wire.SendRequest{}, err
 	}

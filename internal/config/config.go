@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/duration"
 )
 
@@ -43,6 +43,9 @@ func Defaults() Config {
 	}
 }
 
+// MaxBytes is the largest config.json read.
+const MaxBytes = 1 << 20
+
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid config")
 
@@ -59,9 +62,12 @@ func (c Config) ForgetAfter() time.Duration { return time.Duration(c.ForgetAfter
 // Load reads path. A missing file yields the defaults. Unknown keys are
 // returned as warnings; a bad value is an error naming the key.
 func Load(path string) (Config, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, MaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil, nil
+	}
+	if errors.Is(err, bounded.ErrTooLarge) {
+		return Config{}, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if err != nil {
 		return Config{}, nil, fmt.Errorf("read config %s: %w", path, err)

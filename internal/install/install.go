@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/hooks"
 )
 
@@ -65,8 +66,11 @@ func (t Target) ours(cmd string) bool {
 	return strings.Contains(cmd, " hook "+t.Harness+" ") && strings.Contains(cmd, "intercom")
 }
 
+// maxSettings is the largest settings file read.
+const maxSettings = 8 << 20
+
 func read(path string) ([]byte, map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxSettings)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, map[string]any{}, nil
 	}
@@ -216,7 +220,7 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	}
 	out = append(out, Plan{Path: hooksFile, Before: before, After: keepIfSame(before, after)})
 	if strings.HasSuffix(mcpFile, ".toml") {
-		b, err := os.ReadFile(mcpFile)
+		b, err := bounded.ReadFile(mcpFile, mcpFile, maxSettings)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/duration"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -33,6 +34,8 @@ func Classify(err error, usage bool) (int, string) {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return StatusInterrupted, schema.CodeInterrupted
+	case errors.Is(err, bounded.ErrTooLarge):
+		return StatusUsage, wire.CodeTooLarge
 	case usage, errors.Is(err, duration.ErrInvalid):
 		return StatusUsage, schema.CodeUsage
 	case errors.Is(err, config.ErrInvalid):

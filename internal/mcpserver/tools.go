@@ -1,14 +1,16 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -138,13 +140,16 @@ func attachments(in []Attachment) ([]wire.Attachment, error) {
 	for i, a := range in {
 		w := wire.Attachment{Type: a.Type, Name: a.Name, Language: a.Language, Path: a.Path, Content: a.Content}
 		if a.Type == "file" && a.Content == "" && a.Path != "" {
-			data, err := os.ReadFile(a.Path)
+			data, err := bounded.ReadFile(a.Path, fmt.Sprintf("attachment %d (%s)", i+1, a.Path), wire.MaxMessageBytes)
 			if err != nil {
 				return nil, fmt.Errorf("attachment %d: %w", i+1, err)
 			}
 			w.Content = string(data)
-			if w.Name == "" {
-				w.Name = a.Path
+		}
+		if w.Name == "" { // the schema requires only type: name it after its path or type
+			w.Name = cmp.Or(filepath.Base(a.Path), a.Type)
+			if a.Path == "" {
+				w.Name = a.Type
 			}
 		}
 		out = append(out, w)

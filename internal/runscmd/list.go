@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // ListCmd lists runs.

@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // previewLimit is where question previews are cut.

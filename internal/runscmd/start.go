@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 

@@ -237,12 +237,22 @@ func (sp *Spawner) start(ctx context.Context) error {
 	}
 }
 
+// logTail returns the last lines the broker logged after offset from
+// (reading at most 64 KiB).
 func logTail(path string, from int64) string {
-	data, err := os.ReadFile(path)
-	if err != nil || int64(len(data)) < from {
+	f, err := os.Open(path)
+	if err != nil {
 		return ""
 	}
-	data = bytes.TrimSpace(data[from:])
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < from {
+		return ""
+	}
+	from = max(from, fi.Size()-64<<10)
+	data := make([]byte, fi.Size()-from)
+	n, _ := f.ReadAt(data, from)
+	data = bytes.TrimSpace(data[:n])
 	lines := strings.Split(string(data), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
