@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -30,6 +31,9 @@ import (
 type Options struct {
 	Layout   paths.Layout
 	IdleExit time.Duration // 0: never exit for idleness
+	// ForgetAfter is how long a disconnected session that never held a
+	// message is kept (gc.go); 0 keeps it forever.
+	ForgetAfter time.Duration
 	Logger   *slog.Logger
 	Ready    func() // called once the socket accepts clients (Run only)
 }
@@ -66,6 +70,8 @@ type Broker struct {
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
+	sweepT     *time.Timer    // next forgetting sweep (gc.go)
+	sweeping   sync.WaitGroup // a sweep in progress; joined before the store closes
 	closed     bool
 }
 
@@ -107,9 +113,6 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err := paths.EnsurePrivateDir(l.Home); err != nil {
 		return nil, err
 	}
-	if err := paths.EnsurePrivateDir(l.SocketDir()); err != nil {
-		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
-	}
 	b := &Broker{
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(),
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
@@ -130,6 +133,11 @@ func Start(opts Options) (_ *Broker, err error) {
 	}()
 	if b.lock, err = lockBroker(l.BrokerLock(), 5*time.Second); err != nil {
 		return nil, err
+	}
+	// The socket directory is made under the lock: a predecessor removes it
+	// when it exits (Close), before it releases the lock.
+	if err := paths.EnsurePrivateDir(l.SocketDir()); err != nil {
+		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
 	}
 	natsDone = make(chan error, 1)
 	go func() { natsDone <- b.startNATS() }()
@@ -162,6 +170,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b.mu.Lock()
 	b.armIdleLocked()
+	b.armSweepLocked()
 	b.mu.Unlock()
 	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", len(b.sessions))
 	return b, nil
@@ -428,6 +437,9 @@ func (b *Broker) Close() {
 	if b.idleT != nil {
 		b.idleT.Stop()
 	}
+	if b.sweepT != nil {
+		b.sweepT.Stop()
+	}
 	b.closed = true
 	for _, r := range b.remotes {
 		if r.stale != nil {
@@ -456,6 +468,7 @@ func (b *Broker) Close() {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
 	}
+	b.sweeping.Wait()
 	if b.st != nil {
 		b.persistLastSeen()
 		if err := b.st.Close(); err != nil {
@@ -464,6 +477,13 @@ func (b *Broker) Close() {
 	}
 	if b.lock != nil {
 		pidfile.Remove(b.opts.Layout.PidFile())
+		// Our private socket directory goes with us (nothing else lives in
+		// it); a directory named by INTERCOM_SOCKET is the user's and stays.
+		if l := b.opts.Layout; l.SocketDir() == paths.SocketDirFor(l.Home) {
+			if err := os.Remove(l.SocketDir()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				b.log.Warn("remove socket directory", "dir", l.SocketDir(), "err", err)
+			}
+		}
 		b.lock.Close()
 	}
 }

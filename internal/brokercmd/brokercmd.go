@@ -80,7 +80,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, Logger: log, Ready: spawn.SignalReady}); err != nil {
+	if err := broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: spawn.SignalReady}); err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		log.Error("broker failed", "err", err)
 		return 1

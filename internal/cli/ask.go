@@ -18,7 +18,7 @@ type AskCmd struct {
 	To       string        `arg:"" help:"Target: name, full id or id prefix."`
 	Message  []string      `arg:"" help:"Question text ('-' reads stdin)."`
 	Timeout  time.Duration `help:"How long to wait, 1ms to 7 days (default: config askTimeoutMs, 2m)." placeholder:"DUR"`
-	Delivery string        `enum:"steer,queue," default:"" help:"steer: wait even if the peer is busy; queue: deliver when it is idle. Unset: a busy peer returns peer_busy at once."`
+	Delivery string        `enum:"steer,queue,passive," default:"" help:"steer: wait even if the peer is busy; queue: deliver when it is idle. Unset: a busy peer returns peer_busy at once. (passive is refused: it never wakes anyone.)"`
 	MessageFlags
 }
 
@@ -39,6 +39,9 @@ Examples:
 
 // Run asks.
 func (a *AskCmd) Run(e *env) error {
+	if a.Delivery == wire.DeliveryPassive {
+		return usagef("passive delivery cannot be used for an ask: it never wakes the recipient, so nobody would answer (use --delivery steer or queue, or send --delivery passive)")
+	}
 	text, err := messageText(e, a.Message)
 	if err != nil {
 		return err

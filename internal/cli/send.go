@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,7 +31,7 @@ type SendCmd struct {
 	To        string   `arg:"" help:"Target: name, full id or id prefix (>= 8 chars)."`
 	Message   []string `arg:"" help:"Message text ('-' reads stdin)."`
 	Delivery  string   `enum:"steer,queue,passive," default:"" help:"steer (default): reach it at the next tool boundary, wake it if idle; queue: hold until it is idle; passive: record only, never wake (discouraged)."`
-	QueueMode string   `name:"queue-mode" enum:"replace," default:"" help:"replace: keep only the newest undelivered queued message of --thread from you."`
+	QueueMode string   `name:"queue-mode" enum:"stack,replace," default:"" help:"With queued delivery (implied): stack (the default) keeps every message; replace keeps only the newest undelivered one of --thread from you."`
 	Thread    string   `help:"Thread key for --queue-mode replace." placeholder:"T"`
 	ReplyTo   string   `name:"reply-to" help:"Mark this message as the answer to message ID." placeholder:"ID"`
 	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once (keys are per sender; without --session, per recipient)." placeholder:"KEY"`
@@ -166,7 +165,7 @@ func callerName() string {
 	return fmt.Sprintf("cli-%s-%d", n, ppid)
 }
 
-func isTerminal(r io.Reader) bool {
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false
@@ -236,10 +235,14 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	}
 	delivery := s.Delivery
 	switch {
-	case s.QueueMode == "replace" && delivery == "":
+	case s.QueueMode != "" && delivery == "":
 		delivery = wire.DeliveryQueue
-	case s.QueueMode == "replace" && delivery != wire.DeliveryQueue:
-		return wire.SendRequest{}, usagef("--queue-mode replace requires --delivery queue, not %s", delivery)
+	case s.QueueMode != "" && delivery != wire.DeliveryQueue:
+		return wire.SendRequest{}, usagef("--queue-mode %s requires --delivery queue, not %s", s.QueueMode, delivery)
+	}
+	queueMode := s.QueueMode
+	if queueMode == "stack" { // the reference's default: every message kept
+		queueMode = ""
 	}
 	if s.QueueMode == "replace" && s.Thread == "" {
 		return wire.SendRequest{}, usagef("--queue-mode replace requires --thread")
@@ -249,6 +252,6 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	}
 	return wire.SendRequest{
 		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",
-		QueueMode: s.QueueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
+		QueueMode: queueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
 	}, nil
 }

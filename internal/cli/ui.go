@@ -62,6 +62,11 @@ func (u *UICmd) Run(e *env) error {
 	if err := presence.ValidateName(name); err != nil {
 		return usageError{err}
 	}
+	// Checked before anything is registered: a UI that cannot start leaves
+	// no session behind.
+	if !isTerminal(e.stdin) || !isTerminal(e.stdout) {
+		return usagef("ui needs a terminal: stdin and stdout must be a tty")
+	}
 	l, err := paths.Resolve(e.g.Home, e.g.Socket)
 	if err != nil {
 		return err

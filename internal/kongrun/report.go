@@ -11,6 +11,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/duration"
+	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/spawn"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -36,7 +37,7 @@ func Classify(err error, usage bool) (int, string) {
 		return StatusInterrupted, schema.CodeInterrupted
 	case errors.Is(err, bounded.ErrTooLarge):
 		return StatusUsage, wire.CodeTooLarge
-	case usage, errors.Is(err, duration.ErrInvalid):
+	case usage, errors.Is(err, duration.ErrInvalid), errors.Is(err, paths.ErrNoParent):
 		return StatusUsage, schema.CodeUsage
 	case errors.Is(err, config.ErrInvalid):
 		return StatusUsage, schema.CodeConfig

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
@@ -315,4 +316,41 @@ func defaultEvent(e string) string {
 		return wire.EventUpdate
 	}
 	return e
+}
+
+// Closed vocabularies of the intercom tool's arguments, published as enums
+// in its input schema.
+var toolEnums = map[string][]any{
+	"action":    {"list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics"},
+	"scope":     {"project", "all"},
+	"delivery":  {wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive},
+	"queueMode": {"stack", "replace"},
+	"event":     {wire.EventUpdate, wire.EventBlocker, wire.EventDecision, wire.EventRelease},
+	"ownership": {wire.OwnershipHeld, wire.OwnershipReleased},
+}
+
+// toolSchema is ToolInput's schema with the enums; an attachment needs only
+// its type (file, snippet or context).
+func toolSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[ToolInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	for name, values := range toolEnums {
+		s.Properties[name].Enum = values
+	}
+	if att := s.Properties["attachments"].Items; att != nil {
+		att.Properties["type"].Enum = []any{"file", "snippet", "context"}
+	}
+	return s, nil
+}
+
+// contactSchema is ContactInput's schema with the reasons as an enum.
+func contactSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[ContactInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	s.Properties["reason"].Enum = []any{"need_decision", "interview_request", "progress_update"}
+	return s, nil
 }

@@ -19,6 +19,10 @@ import (
 // private to the current user (symlinked, foreign-owned, not a directory).
 var ErrUnsafe = errors.New("unsafe intercom path")
 
+// ErrNoParent: an explicit state directory whose parent does not exist (a
+// typo is not silently created).
+var ErrNoParent = errors.New("no such directory")
+
 // Layout names every path intercom uses for one state directory.
 type Layout struct {
 	Home   string // INTERCOM_HOME, mode 0700
@@ -31,6 +35,7 @@ func Resolve(home, socket string) (Layout, error) {
 	if home == "" {
 		home = os.Getenv("INTERCOM_HOME")
 	}
+	explicit := home != ""
 	if home == "" {
 		base := os.Getenv("XDG_STATE_HOME")
 		if base == "" {
@@ -47,6 +52,11 @@ func Resolve(home, socket string) (Layout, error) {
 		return Layout{}, fmt.Errorf("resolve INTERCOM_HOME %q: %w", home, err)
 	}
 	home = filepath.Clean(abs)
+	if explicit { // a given home is created, but not the directories above it
+		if _, err := os.Stat(filepath.Dir(home)); errors.Is(err, fs.ErrNotExist) {
+			return Layout{}, fmt.Errorf("%w: INTERCOM_HOME %s: its parent %s does not exist (create it, or choose another --home)", ErrNoParent, home, filepath.Dir(home))
+		}
+	}
 	if socket == "" {
 		socket = os.Getenv("INTERCOM_SOCKET")
 	}
