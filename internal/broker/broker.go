@@ -34,8 +34,8 @@ type Options struct {
 	// ForgetAfter is how long a disconnected session that never held a
 	// message is kept (gc.go); 0 keeps it forever.
 	ForgetAfter time.Duration
-	Logger   *slog.Logger
-	Ready    func() // called once the socket accepts clients (Run only)
+	Logger      *slog.Logger
+	Ready       func() // called once the socket accepts clients (Run only)
 }
 
 // ErrAlreadyRunning is returned when another broker holds the state dir.

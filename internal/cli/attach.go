@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,12 +11,13 @@ import (
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // AttachCmd holds a session until killed.
 type AttachCmd struct {
 	Name   string `help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
-	Resume string `help:"Re-attach the existing session with this id." placeholder:"ID"`
+	Resume string `help:"Re-attach the existing session with this id, name or id prefix." placeholder:"TARGET"`
 	ID     string `name:"id" help:"Preferred id for a new session (8-80 of A-Z a-z 0-9 _ -); resumed if it exists and is free." placeholder:"ID"`
 	Model  string `help:"Model label shown in list." placeholder:"LABEL"`
 	Cwd    string `help:"Working directory to report (default: current)." placeholder:"DIR" type:"path"`
@@ -34,6 +36,33 @@ Examples:
   intercom attach --name planner
   intercom attach --name worker --json
   intercom attach --resume 6332faab0c1e4f7d9a0b1c2d3e4f5a6b`
+}
+
+// resumeTarget resolves --resume like any other target (name, id or id
+// prefix), preferring disconnected sessions: those are the ones to resume.
+func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return "", err
+	}
+	var gone []*wire.Session
+	for i := range rows {
+		if !rows[i].Connected {
+			gone = append(gone, &rows[i])
+		}
+	}
+	s, err := presence.Resolve(gone, target, "")
+	if errors.Is(err, presence.ErrNotFound) {
+		var all []*wire.Session
+		for i := range rows {
+			all = append(all, &rows[i])
+		}
+		s, err = presence.Resolve(all, target, "")
+	}
+	if err != nil {
+		return "", fmt.Errorf("attach --resume %s: %w", target, err)
+	}
+	return s.ID, nil
 }
 
 // Run holds the session.
@@ -62,7 +91,13 @@ func (a *AttachCmd) Run(e *env) error {
 	if e.cfg.Status != "" {
 		status += " · " + e.cfg.Status
 	}
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: a.Resume, RequestID: a.ID, Model: a.Model, Cwd: a.Cwd, Status: status})
+	resume := a.Resume
+	if resume != "" {
+		if resume, err = e.resumeTarget(c, resume); err != nil {
+			return err
+		}
+	}
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: resume, RequestID: a.ID, Model: a.Model, Cwd: a.Cwd, Status: status})
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}

@@ -46,6 +46,8 @@ func Classify(err error, usage bool) (int, string) {
 			return StatusUsage, we.Code
 		}
 		return StatusFailure, we.Code
+	case errors.Is(err, spawn.ErrSocketMismatch):
+		return StatusFailure, schema.CodeMismatch
 	case errors.Is(err, spawn.ErrUnhealthy):
 		return StatusFailure, schema.CodeUnhealthy
 	case errors.Is(err, spawn.ErrNoBroker):

@@ -9,7 +9,8 @@ type Error struct {
 // ErrorBody describes the failure.
 type ErrorBody struct {
 	// Code is stable and meant for programs: usage, invalid_config,
-	// interrupted, broker_unreachable, broker_unhealthy, failed, or a broker
+	// interrupted, broker_unreachable, broker_unhealthy, socket_mismatch,
+	// too_large, failed, or a broker
 	// error code (bad_request, not_found, ambiguous, self_target, too_large,
 	// ask_in_progress, peer_offline, no_space, full, internal).
 	Code string `json:"code" jsonschema:"stable error code"`
@@ -26,5 +27,6 @@ const (
 	CodeInterrupted = "interrupted"
 	CodeUnreachable = "broker_unreachable"
 	CodeUnhealthy   = "broker_unhealthy"
+	CodeMismatch    = "socket_mismatch"
 	CodeFailed      = "failed"
 )
