@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// maxInputRSS bounds the peak resident memory of a command fed a huge or
+// endless input (race-built binaries carry the race runtime's overhead; the
+// input itself may add at most the 1 MiB message limit a few times over).
+const maxInputRSS = 80 << 20
+
+// runMeasured runs bin with stdin from in (nil: empty) and returns the
+// result and the process's peak RSS in bytes (its rusage).
+func (h *H) runMeasured(bin string, in *os.File, env []string, args ...string) (Result, int64) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := h.cmd(ctx, bin, args...)
+	c.Env = append(c.Env, env...)
+	if in != nil {
+		c.Stdin = in
+	}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatalf("run %s %v: %v", bin, args, err)
+	}
+	ru, _ := c.ProcessState.SysUsage().(*syscall.Rusage)
+	rss := int64(0)
+	if ru != nil {
+		rss = ru.Maxrss << 10 // KiB on Linux
+	}
+	return Result{out.String(), errb.String(), code}, rss
+}
+
+// oneLine fails unless s is exactly one line containing want.
+func oneLine(t *testing.T, what, s, want string) {
+	t.Helper()
+	if strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") || !strings.Contains(s, want) {
+		t.Errorf("%s: stderr %q, want one line containing %q", what, s, want)
+	}
+}
+
+// endlessFIFO makes a FIFO fed with zeros until its reader goes away.
+func endlessFIFO(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "endless.fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		_, _ = io.Copy(f, zeroReader{})
+	}()
+	return p
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestEveryInputIsBounded feeds every input path a 10 GB sparse file,
+// /dev/zero, an endless FIFO or endless stdin: each command refuses at once
+// with one line naming the real size (or "over N bytes"), exit 2, and its
+// peak RSS stays small.
+func TestEveryInputIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse.log")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(10 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	quietFIFO := filepath.Join(dir, "quiet.fifo") // no writer at all
+	if err := syscall.Mkfifo(quietFIFO, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	child := []string{"INTERCOM_SUPERVISOR=planner", "INTERCOM_RUN_ID=a1b2c3d4", "INTERCOM_CHILD_AGENT=worker", "INTERCOM_CHILD_INDEX=0"}
+	openIn := func(path string) *os.File {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	cases := []struct {
+		name  string
+		bin   string
+		stdin string // a path, "" for none
+		env   []string
+		args  []string
+		want  string
+		code  int
+	}{
+		{"file /dev/zero", "intercom", "", nil, []string{"send", "worker", "--file", "/dev/zero", "x"}, "--file /dev/zero is over", 2},
+		{"file 10 GB", "intercom", "", nil, []string{"send", "worker", "--file", sparse, "x"}, "is 10737418240 bytes", 2},
+		{"file endless FIFO", "intercom", "", nil, []string{"send", "worker", "--file", endlessFIFO(t, dir), "x"}, "endless.fifo is over", 2},
+		// A FIFO nobody writes reads as empty at once; the send then fails
+		// for want of a recipient.
+		{"file FIFO without writer", "intercom", "", nil, []string{"send", "worker", "--file", quietFIFO, "x"}, `no session matches "worker"`, 1},
+		{"snippet /dev/zero", "intercom", "", nil, []string{"send", "worker", "--snippet", "z=/dev/zero", "x"}, "--snippet /dev/zero is over", 2},
+		{"ask file 10 GB", "intercom", "", nil, []string{"ask", "worker", "--file", sparse, "x"}, "is 10737418240 bytes", 2},
+		{"reply file /dev/zero", "intercom", "", nil, []string{"reply", "--file", "/dev/zero", "x"}, "is over", 2},
+		{"stdin /dev/zero", "intercom", "/dev/zero", nil, []string{"send", "worker", "-"}, "stdin is over 1048576 bytes", 2},
+		{"stdin 10 GB", "intercom", sparse, nil, []string{"send", "worker", "-"}, "stdin is 10737418240 bytes; max 1048576", 2},
+		{"publish stdin /dev/zero", "intercom", "/dev/zero", nil, []string{"-s", "x", "publish", "t/x", "-"}, "stdin is over", 2},
+		{"interview /dev/zero", "intercom", "", child, []string{"contact-supervisor", "--reason", "interview_request", "--interview", "/dev/zero"}, "is over", 2},
+		{"interview stdin 10 GB", "intercom", sparse, child, []string{"contact-supervisor", "--reason", "interview_request", "--interview", "-"}, "is 10737418240 bytes", 2},
+	}
+	for _, tc := range cases {
+		var in *os.File
+		if tc.stdin != "" {
+			in = openIn(tc.stdin)
+		}
+		res, rss := h.runMeasured(tc.bin, in, tc.env, tc.args...)
+		if res.Code != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, res.Code, tc.code, res.Stderr)
+		}
+		oneLine(t, tc.name, res.Stderr, tc.want)
+		t.Logf("%s: peak RSS %d KiB", tc.name, rss>>10)
+		if rss > maxInputRSS {
+			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", tc.name, rss>>20, maxInputRSS>>20)
+		}
+	}
+
+	// config.json: a 10 GB file, then /dev/zero's endlessness through a FIFO.
+	if err := os.MkdirAll(h.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	type badConfig struct {
+		make func(path string) error
+		want string
+	}
+	for _, cfg := range []badConfig{
+		{func(p string) error { return os.WriteFile(p, nil, 0o600) }, ""}, // placeholder replaced below
+		{func(p string) error { return os.Truncate(p, 10<<30) }, "is 10737418240 bytes; max 1048576"},
+		{func(p string) error { _ = os.Remove(p); return os.Symlink("/dev/zero", p) }, "is over 1048576 bytes"},
+	} {
+		if err := cfg.make(h.Layout.ConfigFile()); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.want == "" {
+			continue
+		}
+		res, rss := h.runMeasured("intercom", nil, nil, "list")
+		if res.Code != 2 {
+			t.Errorf("config %s: exit %d, want 2", cfg.want, res.Code)
+		}
+		oneLine(t, "config.json", res.Stderr, cfg.want)
+		if rss > maxInputRSS {
+			t.Errorf("config: peak RSS %d MiB", rss>>20)
+		}
+		res, _ = h.runMeasured("agent-runs", nil, nil, "list")
+		if res.Code != 2 || !strings.Contains(res.Stderr, cfg.want) {
+			t.Errorf("agent-runs with that config: exit %d, stderr %q", res.Code, res.Stderr)
+		}
+	}
+	_ = os.Remove(h.Layout.ConfigFile())
+}
