@@ -182,3 +182,101 @@ func TestEveryInputIsBounded(t *testing.T) {
 	}
 	_ = os.Remove(h.Layout.ConfigFile())
 }
+
+// TestOneDurationRule: every duration flag and config value follows the one
+// rule (1ms to 7 days; 0 only where it has a documented meaning; never
+// negative), with one clear line and exit 2, before anything else happens.
+func TestOneDurationRule(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	for _, tc := range []struct {
+		bin  string
+		args []string
+		want string // "" = accepted by the rule (the command may fail later)
+	}{
+		{"intercom", []string{"ask", "--timeout", "0", "w", "x"}, "--timeout: 0 is not allowed here"},
+		{"intercom", []string{"ask", "--timeout", "-1s", "w", "x"}, "--timeout: -1s is negative"},
+		{"intercom", []string{"ask", "--timeout=-1s", "w", "x"}, "--timeout: -1s is negative"},
+		{"intercom", []string{"ask", "--timeout", "1000h", "w", "x"}, "--timeout: 1000h is longer than 7 days"},
+		{"intercom", []string{"ask", "--timeout", "5", "w", "x"}, `--timeout: "5" is not a duration`},
+		{"intercom", []string{"ask", "--timeout", "1ns", "w", "x"}, "shorter than 1ms"},
+		{"intercom", []string{"inbox", "--wait=-1s"}, "--wait: -1s is negative"},
+		{"intercom", []string{"inbox", "--wait", "1000h"}, "--wait: 1000h is longer than 7 days"},
+		{"intercom", []string{"wait", "--timeout", "0"}, "--timeout: 0 is not allowed here"},
+		{"intercom", []string{"wait", "--timeout", "-5m"}, "--timeout: -5m is negative"},
+		{"agent-runs", []string{"stop", "r1", "--grace", "-1s"}, "--grace: -1s is negative"},
+		{"agent-runs", []string{"stop", "r1", "--grace", "9999h"}, "--grace: 9999h is longer than 7 days"},
+		{"intercom-broker", []string{"--idle-exit", "-5s"}, "--idle-exit: -5s is negative"},
+		{"intercom-broker", []string{"--idle-exit", "2000h"}, "--idle-exit: 2000h is longer than 7 days"},
+	} {
+		res, _ := h.runMeasured(tc.bin, nil, nil, tc.args...)
+		if res.Code != 2 {
+			t.Errorf("%s %v: exit %d, want 2 (stderr %q)", tc.bin, tc.args, res.Code, res.Stderr)
+		}
+		oneLine(t, strings.Join(tc.args, " "), res.Stderr, tc.want)
+	}
+	for key, body := range map[string]string{
+		`"askTimeoutMs" 0ms`:             `{"askTimeoutMs": 0}`,
+		`"sendTimeoutMs" -1ms is negative`: `{"sendTimeoutMs": -1}`,
+		`"listTimeoutMs" 1e+12ms`:        `{"listTimeoutMs": 1e12}`,
+		`"idleExitMs" -5ms is negative`:  `{"idleExitMs": -5}`,
+		`"forgetAfterMs" 1.5ms`:          `{"forgetAfterMs": 1.5}`,
+	} {
+		h.WriteConfig(body)
+		res := h.Run("list")
+		want := key
+		if strings.Contains(key, " 0ms") {
+			want = `"askTimeoutMs" 0 is not allowed here`
+		}
+		if res.Code != 2 {
+			t.Errorf("config %s: exit %d, want 2", body, res.Code)
+		}
+		oneLine(t, body, res.Stderr, want)
+	}
+	// Documented zeros are accepted: idle-exit 0 runs forever, inbox --wait 0
+	// does not wait.
+	h.WriteConfig(`{"idleExitMs": 0, "forgetAfterMs": 0}`)
+	if res := h.Run("--session", "nobody", "inbox", "--wait", "0"); res.Code != 1 || !strings.Contains(res.Stderr, "nobody") {
+		t.Errorf("inbox --wait 0: exit %d, stderr %q; want the unknown session refused, not the duration", res.Code, res.Stderr)
+	}
+}
+
+// TestAskInterruptedExits130: Ctrl-C on a waiting ask exits 130 with one
+// line, and the ask is withdrawn from the recipient's pending list.
+func TestAskInterruptedExits130(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	h.Attach("--name", "worker")
+	for _, jsonOut := range []bool{false, true} {
+		args := []string{"ask", "worker", "Ready?"}
+		if jsonOut {
+			args = append([]string{"--json"}, args...)
+		}
+		ask := h.Start(args...)
+		Eventually(t, 20*time.Second, func() bool { return len(pendingAsks(h, "worker")) == 1 }, "the ask to be pending")
+		_ = ask.Cmd.Process.Signal(os.Interrupt)
+		<-ask.Done()
+		if code := ask.Cmd.ProcessState.ExitCode(); code != 130 {
+			t.Fatalf("interrupted ask exited %d, want 130; stderr %q", code, ask.Stderr())
+		}
+		if jsonOut {
+			line, _ := ask.Line(time.Second)
+			if !strings.Contains(line, `"code":"interrupted"`) || !strings.Contains(line, "withdrawn") || ask.Stderr() != "" {
+				t.Errorf("--json interrupted ask printed %q, stderr %q", line, ask.Stderr())
+			}
+		} else {
+			oneLine(t, "interrupted ask", ask.Stderr(), "withdrawn")
+		}
+		if n := len(pendingAsks(h, "worker")); n != 0 {
+			t.Fatalf("%d asks still pending after the interrupted ask", n)
+		}
+	}
+}
+
+func pendingAsks(h *H, session string) []map[string]any {
+	var out struct {
+		Asks []map[string]any `json:"asks"`
+	}
+	h.JSON(&out, "--session", session, "pending")
+	return out.Asks
+}
