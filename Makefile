@@ -19,6 +19,9 @@ test: ## Unit and e2e tests, with the race detector.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+schemas: ## Regenerate docs/schemas/*.json and the reference in docs/json.md from the Go types (internal/schema).
+	$(GO) test ./internal/schema -run 'TestSchemasAreCurrent|TestJSONDocIsCurrent' -count=1 -update
+
 test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
