@@ -50,4 +50,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin
 
-.PHONY: help build test test-fault bench bench-quick demo install clean
+.PHONY: help build test schemas test-fault bench bench-quick demo install clean
