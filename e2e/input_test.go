@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,14 +21,46 @@ import (
 // input itself may add at most the 1 MiB message limit a few times over).
 const maxInputRSS = 80 << 20
 
+// rssHelperEnv makes the test binary a measuring wrapper: it runs its
+// arguments as a command and writes the command's peak RSS to the file the
+// variable names. (A child forked straight from the test process would
+// report the test process's own high-water mark: Linux carries the peak of
+// the memory a vfork child shares with its parent across exec.)
+const rssHelperEnv = "E2E_RSS_HELPER_OUT"
+
+func rssHelper(out string) int {
+	c := exec.Command(os.Args[1], os.Args[2:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, rssHelperEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	c.Env = env
+	err := c.Run()
+	if c.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "rss helper:", err)
+		return 125
+	}
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		_ = os.WriteFile(out, []byte(strconv.FormatInt(ru.Maxrss<<10, 10)), 0o600) // KiB on Linux
+	}
+	return c.ProcessState.ExitCode()
+}
+
 // runMeasured runs bin with stdin from in (nil: empty) and returns the
-// result and the process's peak RSS in bytes (its rusage).
+// result and the process's peak RSS in bytes (its rusage, through the
+// measuring wrapper).
 func (h *H) runMeasured(bin string, in *os.File, env []string, args ...string) (Result, int64) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := h.cmd(ctx, bin, args...)
+	rssFile := filepath.Join(h.t.TempDir(), "rss")
+	c.Path, c.Args = os.Args[0], append([]string{os.Args[0], c.Path}, args...)
 	c.Env = append(c.Env, env...)
+	c.Env = append(c.Env, rssHelperEnv+"="+rssFile)
 	if in != nil {
 		c.Stdin = in
 	}
@@ -40,11 +74,11 @@ func (h *H) runMeasured(bin string, in *os.File, env []string, args ...string) (
 	} else if err != nil {
 		h.t.Fatalf("run %s %v: %v", bin, args, err)
 	}
-	ru, _ := c.ProcessState.SysUsage().(*syscall.Rusage)
-	rss := int64(0)
-	if ru != nil {
-		rss = ru.Maxrss << 10 // KiB on Linux
+	data, err := os.ReadFile(rssFile)
+	if err != nil {
+		h.t.Fatalf("%s %v: no peak RSS measured: %v (stderr %q)", bin, args, err, errb.String())
 	}
+	rss, _ := strconv.ParseInt(string(data), 10, 64)
 	return Result{out.String(), errb.String(), code}, rss
 }
 
@@ -59,7 +93,11 @@ func oneLine(t *testing.T, what, s, want string) {
 // endlessFIFO makes a FIFO fed with zeros until its reader goes away.
 func endlessFIFO(t *testing.T, dir string) string {
 	t.Helper()
-	p := filepath.Join(dir, "endless.fifo")
+	sub, err := os.MkdirTemp(dir, "fifo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(sub, "endless.fifo")
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
 	}

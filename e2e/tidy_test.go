@@ -37,7 +37,11 @@ func TestSessionsThatNeverHeldMailAreForgotten(t *testing.T) {
 	if res := h.Run("ui", "--name", "ui-user"); res.Code != 2 || !strings.Contains(res.Stderr, "needs a terminal") {
 		t.Errorf("ui without a terminal: exit %d, stderr %q", res.Code, res.Stderr)
 	}
-	id := rsStart(t, h, h.Cwd, "sup", "--agent", "quick", "--", "/bin/sh", "-c", "true")
+	var started struct {
+		RunID string `json:"run_id"`
+	}
+	rsJSON(t, h, &started, "--supervisor", "sup", "start", "--agent", "quick", "--", "/bin/sh", "-c", "true")
+	id := started.RunID
 	rsAwaitRun(t, h, id, "run to finish", func(r *runs.Run) bool { return r.Finished() })
 	sup.Event(20 * time.Second) // its completion notice
 	Eventually(t, 30*time.Second, func() bool {

@@ -477,11 +477,12 @@ func (b *Broker) Close() {
 	}
 	if b.lock != nil {
 		pidfile.Remove(b.opts.Layout.PidFile())
-		// Our private socket directory goes with us (nothing else lives in
-		// it); a directory named by INTERCOM_SOCKET is the user's and stays.
-		if l := b.opts.Layout; l.SocketDir() == paths.SocketDirFor(l.Home) {
+		// Our private socket directory goes with us once we served on it
+		// (so it was checked to be ours); a directory named by
+		// INTERCOM_SOCKET is the user's and stays. A non-empty one stays too.
+		if l := b.opts.Layout; b.gw != nil && l.SocketDir() == paths.SocketDirFor(l.Home) {
 			if err := os.Remove(l.SocketDir()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				b.log.Warn("remove socket directory", "dir", l.SocketDir(), "err", err)
+				b.log.Debug("keep socket directory", "dir", l.SocketDir(), "err", err)
 			}
 		}
 		b.lock.Close()

@@ -59,6 +59,9 @@ func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
 		}
 		s, err = presence.Resolve(all, target, "")
 	}
+	if errors.Is(err, presence.ErrNotFound) && presence.ValidID(target) == nil {
+		return target, nil // an id: the broker says whether it can be resumed
+	}
 	if err != nil {
 		return "", fmt.Errorf("attach --resume %s: %w", target, err)
 	}

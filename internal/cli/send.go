@@ -69,8 +69,10 @@ func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 		data, err := bounded.ReadFile(path, flag+" "+path, left())
 		var tl *bounded.TooLargeError
 		switch {
+		case errors.As(err, &tl) && tl.Size >= 0:
+			return nil, tooLarge(fmt.Sprintf("message too large: %s is %d bytes; max %d for the whole message (text and attachments)", tl.What, tl.Size, wire.MaxMessageBytes))
 		case errors.As(err, &tl):
-			return nil, usagef("message too large: %w (a whole message, text and attachments, is at most %d bytes)", err, wire.MaxMessageBytes)
+			return nil, tooLarge(fmt.Sprintf("message too large: %s is over %d bytes; max %d for the whole message (text and attachments)", tl.What, tl.Max, wire.MaxMessageBytes))
 		case err != nil:
 			return nil, usagef("%s %s: %v", flag, path, cmp.Or(errors.Unwrap(err), err))
 		}
@@ -104,6 +106,12 @@ func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 	}
 	return out, nil
 }
+
+// tooLarge is a usage error (exit 2, code too_large) with its own wording.
+type tooLarge string
+
+func (t tooLarge) Error() string { return string(t) }
+func (t tooLarge) Unwrap() error { return bounded.ErrTooLarge }
 
 // messageText joins the words, reading stdin (at most the message limit)
 // for "-".
