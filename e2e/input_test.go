@@ -254,11 +254,11 @@ func TestOneDurationRule(t *testing.T) {
 		oneLine(t, strings.Join(tc.args, " "), res.Stderr, tc.want)
 	}
 	for key, body := range map[string]string{
-		`"askTimeoutMs" 0ms`:             `{"askTimeoutMs": 0}`,
+		`"askTimeoutMs" 0ms`:               `{"askTimeoutMs": 0}`,
 		`"sendTimeoutMs" -1ms is negative`: `{"sendTimeoutMs": -1}`,
-		`"listTimeoutMs" 1e+12ms`:        `{"listTimeoutMs": 1e12}`,
-		`"idleExitMs" -5ms is negative`:  `{"idleExitMs": -5}`,
-		`"forgetAfterMs" 1.5ms`:          `{"forgetAfterMs": 1.5}`,
+		`"listTimeoutMs" 1e+12ms`:          `{"listTimeoutMs": 1e12}`,
+		`"idleExitMs" -5ms is negative`:    `{"idleExitMs": -5}`,
+		`"forgetAfterMs" 1.5ms`:            `{"forgetAfterMs": 1.5}`,
 	} {
 		h.WriteConfig(body)
 		res := h.Run("list")
