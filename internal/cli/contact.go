@@ -35,8 +35,8 @@ steer the supervisor, then wait with no timeout: supervisor or broker
 restarts do not end the wait. The answer is printed as
 "Reply from supervisor: …"; with --json an interview answer that parses as
 {"responses":[{"id","value"}]} is returned as structured_reply (or
-structured_reply_error). progress_update is queued (replace mode, one per
-child) and returns at once.
+structured_reply_error). progress_update returns at once; it steers (the
+supervisor sees it at its next tool boundary).
 
 Examples:
   intercom contact-supervisor --reason need_decision -m "403 or 401 for expired tokens?"
