@@ -112,6 +112,21 @@ func endlessFIFO(t *testing.T, dir string) string {
 	return p
 }
 
+// sparseFile makes a 10 GB file that takes no disk space.
+func sparseFile(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "sparse.log")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(10 << 30); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 type zeroReader struct{}
 
 func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
@@ -124,15 +139,7 @@ func TestEveryInputIsBounded(t *testing.T) {
 	t.Parallel()
 	h := newH(t)
 	dir := t.TempDir()
-	sparse := filepath.Join(dir, "sparse.log")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(10 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := sparseFile(t, dir)
 	quietFIFO := filepath.Join(dir, "quiet.fifo") // no writer at all
 	if err := syscall.Mkfifo(quietFIFO, 0o600); err != nil {
 		t.Fatal(err)

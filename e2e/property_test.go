@@ -224,11 +224,7 @@ func TestHostileInputsProperty(t *testing.T) {
 	h.OK("--session", "worker", "subscribe", "repo/api")
 	h.OK("--session", "worker", "publish", "repo/api", "--resource", "db", "--ownership", "held", "mine")
 	dir := t.TempDir()
-	sparse := filepath.Join(dir, "sparse")
-	if f, err := os.Create(sparse); err == nil {
-		_ = f.Truncate(10 << 30)
-		f.Close()
-	}
+	sparse := sparseFile(t, dir)
 	g := &hostileGen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), dir: dir, sparse: sparse, endless: endlessFIFO(t, dir)}
 	before := storeState(t, h)
 	for i := range n {
