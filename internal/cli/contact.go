@@ -272,7 +272,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 		m, err := sub.NextMsgWithContext(ctx)
 		cancel()
 		if e.ctx.Err() != nil {
-			return fmt.Errorf("stopped waiting; question %s stays saved for `agent-runs answer`", q.ID)
+			return fmt.Errorf("stopped waiting; question %s stays saved for `agent-runs answer`: %w", q.ID, e.ctx.Err())
 		}
 		if err != nil {
 			select { // a reconnect or the periodic re-check of the answer file

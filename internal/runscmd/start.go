@@ -118,7 +118,13 @@ func (s *StartCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
 	}
-	_ = cmd.Wait()
+	ownerDone := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(ownerDone) }()
+	select {
+	case <-ownerDone:
+	case <-e.ctx.Done(): // Ctrl-C: stop waiting (exit 130); the detached run goes on
+		return fmt.Errorf("stopped waiting; run %s goes on (agent-runs status %s): %w", id, id, e.ctx.Err())
+	}
 	final, err := e.store.Load(id)
 	if err != nil {
 		return err
