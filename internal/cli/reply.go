@@ -63,7 +63,7 @@ func (r *ReplyCmd) Run(e *env) error {
 	}
 	switch {
 	case len(match) == 0 && r.To != "":
-		return fmt.Errorf("no pending ask matches %q (see `intercom pending`)", r.To)
+		return fmt.Errorf("no pending ask matches %q (see `intercom --session %s pending`)", r.To, shellQuote(e.g.Session))
 	case len(match) == 0:
 		return fmt.Errorf("No active intercom context to reply to")
 	case len(match) > 1:
