@@ -51,8 +51,13 @@ func (g *hostileGen) control() string {
 	return t[:i] + g.pick(c...) + t[i:]
 }
 
-func (g *hostileGen) duration() string {
-	return g.pick("0", "-1s", "-0.5ms", "1000h", "169h", "5", "abc", "1e9h", "9223372036854775807ns", "1ns", "999us", "", " ", "1h-1m", "∞", "10d")
+// duration is a duration no flag accepts (0 is added for the flags that
+// refuse it).
+func (g *hostileGen) duration(withZero bool) string {
+	if withZero && g.r.IntN(8) == 0 {
+		return "0"
+	}
+	return g.pick("-1s", "-0.5ms", "1000h", "169h", "5", "abc", "1e9h", "9223372036854775807ns", "1ns", "999us", "", " ", "1h-1m", "∞", "10d")
 }
 
 // unknown is a target no session has: control characters, unicode,
@@ -91,13 +96,13 @@ func (g *hostileGen) file() (string, string) {
 
 func (g *hostileGen) next() hostileCase {
 	child := []string{"INTERCOM_SUPERVISOR=worker", "INTERCOM_RUN_ID=a1b2c3d4", "INTERCOM_CHILD_AGENT=w", "INTERCOM_CHILD_INDEX=0"}
-	switch g.r.IntN(14) {
+	switch g.r.IntN(15) {
 	case 0:
-		d := g.duration()
+		d, d0 := g.duration(false), g.duration(true) // 0 means something for --wait, --grace, --idle-exit
 		return g.pickCase(
-			hostileCase{bin: "intercom", args: []string{"ask", "worker", "x", "--timeout=" + d}, code: 2, why: "ask --timeout " + d},
+			hostileCase{bin: "intercom", args: []string{"ask", "worker", "x", "--timeout=" + d0}, code: 2, why: "ask --timeout " + d0},
 			hostileCase{bin: "intercom", args: []string{"--session", "worker", "inbox", "--wait=" + d}, code: 2, why: "inbox --wait " + d},
-			hostileCase{bin: "intercom", args: []string{"--session", "worker", "wait", "--timeout=" + d}, code: 2, why: "wait --timeout " + d},
+			hostileCase{bin: "intercom", args: []string{"--session", "worker", "wait", "--timeout=" + d0}, code: 2, why: "wait --timeout " + d0},
 			hostileCase{bin: "agent-runs", args: []string{"stop", "a1b2c3d4", "--grace=" + d}, code: 2, why: "stop --grace " + d},
 			hostileCase{bin: "intercom-broker", args: []string{"--idle-exit=" + d}, code: 2, why: "broker --idle-exit " + d},
 		)
@@ -145,7 +150,7 @@ func (g *hostileGen) next() hostileCase {
 		return g.pickCase(
 			hostileCase{bin: "intercom", args: []string{"--session", "worker", "subscribe", topic}, code: 2, why: "subscribe " + topic},
 			hostileCase{bin: "intercom", args: []string{"--session", "worker", "publish", topic, "x"}, code: 2, why: "publish " + topic},
-			hostileCase{bin: "intercom", args: []string{"topics", topic}, code: 2, why: "topics " + topic},
+			hostileCase{bin: "intercom", args: []string{"topics", "z" + topic + " *"}, code: 2, why: "topics z" + topic + " *"}, // "" means all topics
 		)
 	case 9:
 		return hostileCase{bin: "intercom", args: []string{"attach", "--name=" + g.pick(" "+g.text(3), g.control(), "a@b", "-x", strings.Repeat("n", 65+g.r.IntN(1000)))}, code: 2, why: "attach with a bad name"}
@@ -160,6 +165,17 @@ func (g *hostileGen) next() hostileCase {
 		return hostileCase{bin: "intercom", args: words, code: 2, why: "a message over 1 MiB"}
 	case 12:
 		return hostileCase{bin: "intercom", args: []string{g.pick("sned", "lsit", "--bogus-flag", "attach --resume")}, code: 2, why: "unknown command or flag"}
+	case 13:
+		v := g.text(1 + g.r.IntN(12))
+		run := g.pick("deadbeef", "z"+g.control(), "zz "+v)
+		return g.pickCase(
+			hostileCase{bin: "intercom", args: []string{"status", "--scope", "z" + v}, code: 2, why: "status --scope " + v},
+			hostileCase{bin: "intercom", args: []string{"--session", "worker", "unsubscribe", g.pick("a b", "x/*", "t//u", g.control())}, code: 2, why: "unsubscribe a bad topic"},
+			hostileCase{bin: "intercom", args: []string{"ui", "--name=" + g.control()}, code: 2, why: "ui with a bad name"},
+			hostileCase{bin: "intercom", args: []string{"uninstall", "z" + v}, code: 2, why: "uninstall " + v},
+			hostileCase{bin: "agent-runs", args: []string{"nudge", run, "x"}, code: 1, why: "nudge an unknown run"},
+			hostileCase{bin: "agent-runs", args: []string{"continue", run}, code: 1, why: "continue an unknown run"},
+		)
 	}
 	return hostileCase{bin: "intercom", args: []string{"--home", filepath.Join(g.dir, "missing", g.text(4), "home"), "list"}, code: 2, why: "--home under a missing parent"}
 }
