@@ -18,7 +18,7 @@ import (
 func TestSessionsThatNeverHeldMailAreForgotten(t *testing.T) {
 	t.Parallel()
 	h := rsH(t)
-	h.WriteConfig(`{"forgetAfterMs": 400}`)
+	h.WriteConfig(`{"forgetAfterMs": 5000}`) // long enough for the steps below to run first, even under -race
 	sup, _ := h.Attach("--name", "sup")
 	keeper, _ := h.Attach("--name", "keeper")
 	reader, _ := h.Attach("--name", "reader")
