@@ -4,7 +4,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,7 +134,7 @@ func (e *env) report(err error) int {
 	var ex exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), cmp.Or(ex.errCode, schema.CodeFailed))
+			kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), schema.CodeFailed)
 		}
 		return ex.code
 	}
@@ -148,9 +147,8 @@ func (e *env) report(err error) int {
 // exitError carries an explicit status (message may be empty when the
 // command already printed its outcome).
 type exitError struct {
-	code    int
-	msg     string
-	errCode string // the --json error code ("" = failed)
+	code int
+	msg  string
 }
 
 func (e exitError) Error() string { return e.msg }
