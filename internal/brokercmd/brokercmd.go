@@ -64,6 +64,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer stopProfiles(log)
 	layout, err := paths.Resolve(c.Home, c.Socket)
+	if err == nil && c.Home != "" {
+		err = paths.CheckParent(layout.Home)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		return 1

@@ -114,6 +114,11 @@ func (e *env) loadConfig() error {
 	if err != nil {
 		return err
 	}
+	if e.g.Home != "" { // --home or INTERCOM_HOME
+		if err := paths.CheckParent(l.Home); err != nil {
+			return err
+		}
+	}
 	cfg, warnings, err := config.Load(l.ConfigFile())
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "intercom: warning: %s\n", w)

@@ -35,7 +35,6 @@ func Resolve(home, socket string) (Layout, error) {
 	if home == "" {
 		home = os.Getenv("INTERCOM_HOME")
 	}
-	explicit := home != ""
 	if home == "" {
 		base := os.Getenv("XDG_STATE_HOME")
 		if base == "" {
@@ -52,11 +51,6 @@ func Resolve(home, socket string) (Layout, error) {
 		return Layout{}, fmt.Errorf("resolve INTERCOM_HOME %q: %w", home, err)
 	}
 	home = filepath.Clean(abs)
-	if explicit { // a given home is created, but not the directories above it
-		if _, err := os.Stat(filepath.Dir(home)); errors.Is(err, fs.ErrNotExist) {
-			return Layout{}, fmt.Errorf("%w: INTERCOM_HOME %s: its parent %s does not exist (create it, or choose another --home)", ErrNoParent, home, filepath.Dir(home))
-		}
-	}
 	if socket == "" {
 		socket = os.Getenv("INTERCOM_SOCKET")
 	}
@@ -64,6 +58,17 @@ func Resolve(home, socket string) (Layout, error) {
 		socket = filepath.Join(SocketDirFor(home), "broker.sock")
 	}
 	return Layout{Home: home, Socket: socket}, nil
+}
+
+// CheckParent refuses a state directory chosen explicitly (--home,
+// INTERCOM_HOME) whose parent does not exist: it is created when missing,
+// but not the directories above it, so a typo is not silently created. (The
+// default location is created with its parents.)
+func CheckParent(home string) error {
+	if _, err := os.Stat(filepath.Dir(home)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: INTERCOM_HOME %s: its parent %s does not exist (create it, or choose another --home)", ErrNoParent, home, filepath.Dir(home))
+	}
+	return nil
 }
 
 // SocketDirFor returns the private socket directory for a state directory: a

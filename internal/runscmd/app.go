@@ -84,6 +84,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if e.layout, err = paths.Resolve(c.Home, ""); err != nil {
 			return e.report(err)
 		}
+		if c.Home != "" { // --home or INTERCOM_HOME
+			if err := paths.CheckParent(e.layout.Home); err != nil {
+				return e.report(err)
+			}
+		}
 		e.store = runs.Store{Dir: e.layout.RunsDir()}
 		cfg, warnings, err := config.Load(e.layout.ConfigFile())
 		for _, w := range warnings {
