@@ -38,6 +38,9 @@ HARNESS_FLAGS ?=
 test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
 	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 30m $(HARNESS_FLAGS)
 
+schemas: ## Regenerate docs/schemas/*.json and the reference in docs/json.md from the Go types (internal/schema).
+	$(GO) test ./internal/schema -run 'TestSchemasAreCurrent|TestJSONDocIsCurrent' -count=1 -update
+
 test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs).
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
@@ -75,4 +78,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin $(DIST)
 
-.PHONY: help build test test-harness cross dist test-fault cover bench bench-quick demo install clean
+.PHONY: help build test test-harness cross dist test-fault cover schemas bench bench-quick demo install clean

@@ -884,7 +884,7 @@ func brgSendQueued(t *testing.T, h *H, sess, to, text string) wire.SendReply {
 	Eventually(t, brgWait, func() bool {
 		last = h.Run("--json", "-s", sess, "send", to, text)
 		if last.Code != 0 {
-			if !strings.Contains(last.Stderr, "unknown host") {
+			if !strings.Contains(last.Stdout+last.Stderr, "unknown host") { // --json: the error envelope is on stdout
 				t.Fatalf("send %s: exit %d, stderr %q", to, last.Code, last.Stderr)
 			}
 			return false

@@ -768,7 +768,7 @@ func TestFoundationUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"list", "--scope", "nope"}, "scope"},
-		{[]string{"attach", "--name", "bad name!"}, "invalid session name"},
+		{[]string{"attach", "--name", "bad\tname"}, "invalid session name"},
 		{[]string{"nosuchcommand"}, "nosuchcommand"},
 		{[]string{"state", "sleeping", "--session", "x"}, "invalid status"},
 	}

@@ -25,6 +25,9 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if out := os.Getenv(rssHelperEnv); out != "" {
+		os.Exit(rssHelper(out)) // a measuring wrapper, not a test run (input_test.go)
+	}
 	dir, err := os.MkdirTemp("", "intercom-e2e-bin-")
 	if err != nil {
 		panic(err)

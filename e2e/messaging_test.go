@@ -798,7 +798,7 @@ func TestMsgBadInput(t *testing.T) {
 	msgExpect(t, r, "after-too-large")
 
 	// Names.
-	if res := msgFails(t, h, 2, []string{"invalid session name"}, "attach", "--name", "bad name!"); strings.Contains(res.Stderr, ": :") {
+	if res := msgFails(t, h, 2, []string{"invalid session name"}, "attach", "--name", "bad\tname"); strings.Contains(res.Stderr, ": :") {
 		t.Fatalf("garbled error: %q", res.Stderr)
 	}
 	msgFails(t, h, 2, []string{"invalid session name"}, "attach", "--name", strings.Repeat("n", wire.MaxNameLen+1))
@@ -818,7 +818,7 @@ func TestMsgBadInput(t *testing.T) {
 	msgFails(t, h, 2, []string{"requires --delivery queue"}, "send", "--delivery", "steer", "--queue-mode", "replace", "--thread", "t", "rcv", "x")
 	msgFails(t, h, 2, []string{"passive"}, "ask", "--delivery", "passive", "rcv", "x")
 	msgFails(t, h, 2, []string{"delivery"}, "send", "--delivery", "loud", "rcv", "x")
-	msgFails(t, h, 2, []string{"at least 1s"}, "ask", "--timeout", "500ms", "rcv", "x")
+	msgFails(t, h, 2, []string{"--timeout: 0 is not allowed"}, "ask", "--timeout", "0", "rcv", "x")
 	msgFails(t, h, 2, []string{"NAME[:LANG]=PATH"}, "send", "--snippet", "nopath", "rcv", "x")
 	msgFails(t, h, 2, []string{"NAME=TEXT"}, "send", "--context", "notext", "rcv", "x")
 	msgFails(t, h, 2, []string{"--file"}, "send", "--file", filepath.Join(h.Cwd, "missing.txt"), "rcv", "x")

@@ -604,28 +604,26 @@ echo "progress 2 exit $rc $out"
 	r := rsAwaitRun(t, h, id, "completed while the supervisor is busy", rsFinished(runs.StateCompleted))
 	out := rsOutput(h, id)
 	if !strings.Contains(out, "Progress update accepted for supervisor sup.") || !strings.Contains(out, "progress 1 exit 0") ||
-		!strings.Contains(out, `progress 2 exit 0 {"accepted":true,"supervisor":"sup"}`) || *r.ExitCode != 0 {
+		!strings.Contains(out, `progress 2 exit 0 {"accepted":true,"id":"m`) || !strings.Contains(out, `"supervisor":"sup"}`) || *r.ExitCode != 0 {
 		t.Fatalf("child output:\n%s", out)
 	}
 	if qs, _ := rsStore(h).Questions(id); len(qs) != 0 {
 		t.Fatalf("progress updates saved questions: %v", qs)
 	}
-	// The steer completion notice is the first thing the busy supervisor gets.
+	// The reference: a progress update steers at the next tool boundary, so
+	// the busy supervisor gets both updates, in order, before the
+	// completion notice.
+	for _, step := range []string{"step 1: found the bug", "step 2: bug is in the retry wrapper"} {
+		m := rsNextMessage(t, sup)
+		text := rsStr(m["text"])
+		rsCheckHeader(t, text, "Subagent progress update.", id, "fixer", 0, "subagent-fixer-"+id)
+		if !strings.HasSuffix(text, "\n\n"+step) || m["delivery"] != "steer" || m["thread"] != nil || m["expects_reply"] == true {
+			t.Fatalf("progress update as delivered: %v, want a steer of %q", m, step)
+		}
+	}
 	m := rsNextMessage(t, sup)
 	if !strings.HasPrefix(rsStr(m["text"]), "Subagent run finished.\nRun: "+id+"\n") {
-		t.Fatalf("first message to the busy supervisor: %v", m)
-	}
-	h.OK("--session", "sup", "state", "idle")
-	m = rsNextMessage(t, sup)
-	text := rsStr(m["text"])
-	rsCheckHeader(t, text, "Subagent progress update.", id, "fixer", 0, "subagent-fixer-"+id)
-	if !strings.HasSuffix(text, "\n\nstep 2: bug is in the retry wrapper") || m["delivery"] != "queue" ||
-		m["thread"] != "subagent-progress:"+id+":fixer:0" || m["expects_reply"] == true {
-		t.Fatalf("progress update as delivered: %v", m)
-	}
-	h.OK("send", "--delivery", "queue", "sup", "marker")
-	if m := rsNextMessage(t, sup); m["text"] != "marker" {
-		t.Fatalf("after the newest update came %v, want marker (step 1 replaced)", m)
+		t.Fatalf("after the updates the busy supervisor got %v, want the completion notice", m)
 	}
 }
 

@@ -135,7 +135,7 @@ Examples:
 // Main runs intercom-bridge; it returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cli
-	return kongrun.Run("intercom-bridge", &c, args, stderr, []kong.Option{kong.Name("intercom-bridge"),
+	return kongrun.Run("intercom-bridge", &c, args, stdout, stderr, []kong.Option{kong.Name("intercom-bridge"),
 		kong.Description(description), kong.Writers(stdout, stderr), kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int { return run(ctx, &c, kctx, stdout, stderr) })

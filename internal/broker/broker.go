@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -35,6 +36,9 @@ type Options struct {
 	// that a retry within it is answered duplicate. 0 means
 	// DefaultRetryMemory.
 	RetryMemory time.Duration
+	// ForgetAfter is how long a disconnected session that never held a
+	// message is kept (gc.go); 0 keeps it forever.
+	ForgetAfter time.Duration
 	Logger      *slog.Logger
 	Ready       func() // called once the socket accepts clients (Run only)
 }
@@ -84,6 +88,8 @@ type Broker struct {
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
 	idleT      *time.Timer
+	sweepT     *time.Timer    // next forgetting sweep (gc.go)
+	sweeping   sync.WaitGroup // a sweep in progress; joined before the store closes
 	closed     bool
 
 	storeDown     chan struct{} // closed once the store is unavailable
@@ -137,9 +143,6 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err := paths.EnsurePrivateDir(l.Home); err != nil {
 		return nil, err
 	}
-	if err := paths.EnsurePrivateDir(l.SocketDir()); err != nil {
-		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
-	}
 	b := &Broker{
 		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(), storeDown: make(chan struct{}), closeDone: make(chan struct{}),
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
@@ -160,6 +163,11 @@ func Start(opts Options) (_ *Broker, err error) {
 	}()
 	if b.lock, err = lockBroker(l.BrokerLock(), 5*time.Second); err != nil {
 		return nil, err
+	}
+	// The socket directory is made under the lock: a predecessor removes it
+	// when it exits (Close), before it releases the lock.
+	if err := paths.EnsurePrivateDir(l.SocketDir()); err != nil {
+		return nil, fmt.Errorf("unsafe intercom socket directory: %w", err)
 	}
 	natsDone = make(chan error, 1)
 	go func() { natsDone <- b.startNATS() }()
@@ -194,6 +202,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	go b.watchStore()
 	b.mu.Lock()
 	b.armIdleLocked()
+	b.armSweepLocked()
 	known := len(b.sessions) // clients may register already
 	b.mu.Unlock()
 	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", known)
@@ -482,6 +491,9 @@ func (b *Broker) shutdown() {
 	if b.idleT != nil {
 		b.idleT.Stop()
 	}
+	if b.sweepT != nil {
+		b.sweepT.Stop()
+	}
 	b.closed = true
 	for _, r := range b.remotes {
 		if r.stale != nil {
@@ -517,8 +529,17 @@ func (b *Broker) shutdown() {
 	if b.sys != nil {
 		b.sys.Close()
 	}
+	b.sweeping.Wait()
 	if b.st != nil {
 		b.closeStore()
+	}
+	// Our private socket directory goes with us once we served on it (so it
+	// was checked to be ours); a directory named by INTERCOM_SOCKET is the
+	// user's and stays. A non-empty one stays too.
+	if l := b.opts.Layout; b.lock != nil && b.gw != nil && l.SocketDir() == paths.SocketDirFor(l.Home) {
+		if err := os.Remove(l.SocketDir()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			b.log.Debug("keep socket directory", "dir", l.SocketDir(), "err", err)
+		}
 	}
 	b.release()
 }

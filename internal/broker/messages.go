@@ -214,11 +214,14 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 			p.peerBusy = true
 		}
 	}
-	p.ask = req.ExpectsReply
+	// An ask refused with peer_busy is delivered as a plain message: nobody
+	// waits for its reply, so it is no obligation of the recipient (its
+	// pending list stays clear and a later plain reply is not ambiguous).
+	p.ask = req.ExpectsReply && !p.peerBusy
 	p.msg = wire.Message{
 		ID: messageID(dedupeScope(from, to), req.ClientMsgID), Seq: seq,
 		From: wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd},
-		To:   to.ID, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
+		To:   to.ID, Text: req.Text, Delivery: req.Delivery, ExpectsReply: p.ask,
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
 		Attachments: req.Attachments, SentAt: time.Now().UTC(),
 	}
@@ -440,6 +443,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		return
 	}
 	to.LastIntercomActivity = &now
+	to.mailed = true
 	reply.Offline = !to.Connected
 	if p.replaced != "" {
 		delete(to.dropped, p.replacedID)
@@ -818,14 +822,7 @@ func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
 		b.mu.Unlock()
 		return nil, wire.Errorf(wire.CodeBadRequest, "session %s (%s) is connected; detach it before forgetting it", s.Name, s.ID)
 	}
-	b.retireAsksOfLocked(s.ID)
-	delete(b.sessions, s.ID)
-	b.targets = nil
-	for k := range b.replace {
-		if k.to == s.ID {
-			delete(b.replace, k)
-		}
-	}
+	b.forgetLocked(s)
 	b.mu.Unlock()
 	if err := b.dropInbox(s.ID); err != nil {
 		return nil, err
@@ -835,6 +832,19 @@ func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
 	}
 	b.log.Info("session forgotten", "id", s.ID, "name", s.Name)
 	return &wire.Empty{}, nil
+}
+
+// forgetLocked removes a disconnected session from memory: its asks, its
+// name and its pending replace-mode entries. The caller drops its store.
+func (b *Broker) forgetLocked(s *session) {
+	b.retireAsksOfLocked(s.ID)
+	delete(b.sessions, s.ID)
+	b.targets = nil
+	for k := range b.replace {
+		if k.to == s.ID {
+			delete(b.replace, k)
+		}
+	}
 }
 
 // dropInbox deletes a session's record and every stored message, in chunks.

@@ -25,6 +25,7 @@ type session struct {
 	claimed    map[string]bool      // replies handed to an ask waiter
 	flushing   bool
 	dirty      bool
+	mailed     bool // a message was ever stored for it (gc.go never forgets it)
 	created    time.Time
 }
 
@@ -37,6 +38,7 @@ type record struct {
 	Model    string    `json:"model,omitempty"`
 	Created  time.Time `json:"created"`
 	LastSeen time.Time `json:"last_seen"`
+	Mailed   bool      `json:"mailed,omitempty"`
 }
 
 func newSession(id string, created time.Time) *session {
@@ -51,7 +53,7 @@ func newSession(id string, created time.Time) *session {
 func sessKey(id string) string { return "sess/" + id }
 
 func (s *session) record() record {
-	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen}
+	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen, Mailed: s.mailed}
 }
 
 func (b *Broker) loadSessions() error {
@@ -64,7 +66,7 @@ func (b *Broker) loadSessions() error {
 			}
 			s := newSession(r.ID, r.Created)
 			s.Name, s.Cwd, s.Project, s.Model = r.Name, r.Cwd, r.Project, r.Model
-			s.State, s.LastSeen = wire.StateDisconnected, r.LastSeen
+			s.State, s.LastSeen, s.mailed = wire.StateDisconnected, r.LastSeen, r.Mailed
 			b.sessions[r.ID] = s
 			return true, nil
 		})

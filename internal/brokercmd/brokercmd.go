@@ -25,7 +25,7 @@ import (
 type cmd struct {
 	Home     string         `env:"INTERCOM_HOME" help:"State directory." placeholder:"DIR"`
 	Socket   string         `env:"INTERCOM_SOCKET" help:"Socket path (default: private dir keyed by uid and home)." placeholder:"PATH"`
-	IdleExit *time.Duration `name:"idle-exit" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
+	IdleExit *time.Duration `name:"idle-exit" zero:"run forever" help:"Exit this long after the last client leaves; 0 runs forever (default: config idleExitMs, 5s)." placeholder:"DUR"`
 	LogLevel string         `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level."`
 	LogJSON  bool           `name:"log-json" help:"Log JSON lines."`
 	LogFile  string         `name:"log-file" help:"Write the log to this file instead of stderr, rotated at --log-max-size with one backup kept (clients that start the broker pass INTERCOM_HOME/broker.log)." placeholder:"PATH"`
@@ -80,7 +80,7 @@ Examples:
 // Main runs the broker; it returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cmd
-	return kongrun.Run("intercom-broker", &c, args, stderr, []kong.Option{kong.Name("intercom-broker"),
+	return kongrun.Run("intercom-broker", &c, args, stdout, stderr, []kong.Option{kong.Name("intercom-broker"),
 		kong.Description(description), kong.Writers(stdout, stderr),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(*kong.Context) int { return serve(ctx, &c, stderr) })
@@ -111,6 +111,9 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 	}
 	defer stopProfiles(log)
 	layout, err := paths.Resolve(c.Home, c.Socket)
+	if err == nil && c.Home != "" {
+		err = paths.CheckParent(layout.Home)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		return 1
@@ -127,7 +130,7 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, Logger: log, Ready: spawn.SignalReady})
+	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: spawn.SignalReady})
 	if errors.Is(err, broker.ErrStoreUnavailable) {
 		return ExitStoreUnavailable // the broker logged why
 	}

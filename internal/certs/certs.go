@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
 // File names inside a certificate directory.
@@ -104,7 +106,7 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, CAKey))
+	data, err := bounded.ReadFile(filepath.Join(dir, CAKey), CAKey, maxPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read CA key: %w", err)
 	}
@@ -119,9 +121,12 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	return cert, key, nil
 }
 
+// maxPEM is the largest certificate, key or revocation list read.
+const maxPEM = 1 << 20
+
 // LoadCert reads one PEM certificate.
 func LoadCert(path string) (*x509.Certificate, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxPEM)
 	if err != nil {
 		return nil, fmt.Errorf("read certificate: %w", err)
 	}
@@ -217,7 +222,7 @@ func Revoke(dir, name string) error {
 
 // LoadCRL reads and verifies a revocation list signed by ca.
 func LoadCRL(path string, ca *x509.Certificate) (*x509.RevocationList, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxPEM)
 	if err != nil {
 		return nil, err
 	}

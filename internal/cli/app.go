@@ -17,6 +17,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -88,7 +89,7 @@ const description = "Find and talk to the other agent sessions on this machine.\
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
-	return kongrun.Run("intercom", &c, args, stderr, []kong.Option{
+	return kongrun.Run("intercom", &c, args, stdout, stderr, []kong.Option{
 		kong.Name("intercom"),
 		kong.Description(description),
 		kong.UsageOnError(),
@@ -106,10 +107,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
 				return 0
 			}
-			return report(stderr, err)
+			return e.report(err)
 		}
 		e.joinAgent(kctx.Command())
-		return report(stderr, kctx.Run(e))
+		return e.report(kctx.Run(e))
 	})
 }
 
@@ -132,6 +133,11 @@ func (e *env) loadConfig() error {
 	if err != nil {
 		return err
 	}
+	if e.g.Home != "" { // --home or INTERCOM_HOME
+		if err := paths.CheckParent(l.Home); err != nil {
+			return err
+		}
+	}
 	cfg, warnings, err := config.Load(l.ConfigFile())
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "intercom: warning: %s\n", w)
@@ -143,29 +149,23 @@ func (e *env) loadConfig() error {
 	return nil
 }
 
-// report prints err as one line and maps it to an exit status.
-func report(stderr io.Writer, err error) int {
+// report prints err (one line on stderr, or the JSON error envelope on
+// stdout with --json) and maps it to an exit status (kongrun.Classify).
+func (e *env) report(err error) int {
 	if err == nil {
 		return 0
 	}
 	var ex exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintf(stderr, "intercom: %s\n", ex.msg)
+			kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), schema.CodeFailed)
 		}
 		return ex.code
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(stderr, "intercom: %s\n", msg)
 	var ue usageError
-	var we *wire.Error
-	switch {
-	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
-		return 2
-	case errors.As(err, &we) && (we.Code == wire.CodeBadRequest || we.Code == wire.CodeTooLarge):
-		return 2
-	}
-	return 1
+	status, code := kongrun.Classify(err, errors.As(err, &ue))
+	kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, err, code)
+	return status
 }
 
 // exitError carries an explicit status (message may be empty when the

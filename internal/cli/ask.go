@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/progress"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -15,8 +18,8 @@ import (
 type AskCmd struct {
 	To       string        `arg:"" help:"Target: name, full id or id prefix."`
 	Message  []string      `arg:"" help:"Question text ('-' reads stdin)."`
-	Timeout  time.Duration `help:"How long to wait (default: config askTimeoutMs, 2m)." placeholder:"DUR"`
-	Delivery string        `enum:"steer,queue," default:"" help:"steer: wait even if the peer is busy; queue: deliver when it is idle. Unset: a busy peer returns peer_busy at once."`
+	Timeout  time.Duration `help:"How long to wait, 1ms to 7 days (default: config askTimeoutMs, 2m)." placeholder:"DUR"`
+	Delivery string        `enum:"steer,queue,passive," default:"" help:"steer: wait even if the peer is busy; queue: deliver when it is idle. Unset: a busy peer returns peer_busy at once. (passive is refused: it never wakes anyone.)"`
 	MessageFlags
 }
 
@@ -37,23 +40,23 @@ Examples:
 
 // Run asks.
 func (a *AskCmd) Run(e *env) error {
+	if a.Delivery == wire.DeliveryPassive {
+		return usagef("passive delivery cannot be used for an ask: it never wakes the recipient, so nobody would answer (use --delivery steer or queue, or send --delivery passive)")
+	}
 	text, err := messageText(e, a.Message)
 	if err != nil {
 		return err
 	}
-	att, err := a.attachments()
+	att, err := a.attachments(text)
 	if err != nil {
 		return err
 	}
 	if err := checkMessage(text, att); err != nil {
 		return err
 	}
-	timeout := a.Timeout
+	timeout := a.Timeout // 0: not given (an explicit 0 is refused while parsing)
 	if timeout == 0 {
 		timeout = e.cfg.AskTimeout()
-	}
-	if timeout < time.Second {
-		return usagef("--timeout must be at least 1s")
 	}
 	c, err := e.connect()
 	if err != nil {
@@ -69,9 +72,17 @@ func (a *AskCmd) Run(e *env) error {
 	res, err := c.Ask(e.ctx, req, timeout)
 	stopStatus()
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			// Interrupted (Ctrl-C): the client withdrew the ask, so it is in
+			// nobody's pending list; exit 130.
+			if res.AskID != "" {
+				return fmt.Errorf("ask %s interrupted; ask %s withdrawn: %w", a.To, res.AskID, err)
+			}
+			return fmt.Errorf("ask %s interrupted before it was sent: %w", a.To, err)
+		}
 		reason := askReason(err)
 		if e.g.JSON && reason != "" {
-			_ = e.printJSON(map[string]any{"ok": false, "reason": reason, "ask_id": res.AskID, "to": res.To.Target, "error": err.Error()})
+			_ = e.printJSON(schema.Ask{OK: false, Reason: reason, AskID: res.AskID, To: cmp.Or(res.To.Target, a.To), Error: err.Error()})
 			return exitError{code: 1}
 		}
 		if errors.Is(err, intercom.ErrPeerBusy) {
@@ -83,7 +94,8 @@ func (a *AskCmd) Run(e *env) error {
 		return fmt.Errorf("ask %s: %w", a.To, err)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"ok": true, "ask_id": res.AskID, "to": res.To.Target, "reply": toJSON(*res.Reply)})
+		reply := toJSON(*res.Reply)
+		return e.printJSON(schema.Ask{OK: true, AskID: res.AskID, To: res.To.Target, Reply: &reply})
 	}
 	fmt.Fprintf(e.stdout, "Reply from %s:\n\n%s\n", res.Reply.From.Name, strings.TrimRight(res.Reply.Text, "\n"))
 	for _, at := range res.Reply.Attachments {

@@ -3,18 +3,21 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // AttachCmd holds a session until killed.
 type AttachCmd struct {
 	Name   string `help:"Session name (default: alias session-<8 hex>)." placeholder:"NAME"`
-	Resume string `help:"Take over the existing session with this id; fails if it is unknown or another holder runs." placeholder:"ID"`
+	Resume string `help:"Take over the existing session with this id, name or id prefix; fails if it is unknown or another holder runs." placeholder:"TARGET"`
 	ID     string `name:"id" help:"Take over the session with this id (8-80 of A-Z a-z 0-9 _ -), creating it if unknown; fails if another holder runs." placeholder:"ID"`
 	Model  string `help:"Model label shown in list." placeholder:"LABEL"`
 	Cwd    string `help:"Working directory to report (default: current)." placeholder:"DIR" type:"path"`
@@ -40,6 +43,36 @@ Examples:
   intercom attach --name planner
   intercom attach --name worker --json
   intercom attach --resume 6332faab0c1e4f7d9a0b1c2d3e4f5a6b`
+}
+
+// resumeTarget resolves --resume like any other target (name, id or id
+// prefix), preferring disconnected sessions: those are the ones to resume.
+func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
+	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return "", err
+	}
+	var gone []*wire.Session
+	for i := range rows {
+		if !rows[i].Connected {
+			gone = append(gone, &rows[i])
+		}
+	}
+	s, err := presence.Resolve(gone, target, "")
+	if errors.Is(err, presence.ErrNotFound) {
+		var all []*wire.Session
+		for i := range rows {
+			all = append(all, &rows[i])
+		}
+		s, err = presence.Resolve(all, target, "")
+	}
+	if errors.Is(err, presence.ErrNotFound) && presence.ValidID(target) == nil {
+		return target, nil // an id: the broker says whether it can be resumed
+	}
+	if err != nil {
+		return "", fmt.Errorf("attach --resume %s: %w", target, err)
+	}
+	return s.ID, nil
 }
 
 // Run holds the session.
@@ -68,16 +101,22 @@ func (a *AttachCmd) Run(e *env) error {
 	if e.cfg.Status != "" {
 		status += " · " + e.cfg.Status
 	}
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: a.Resume, RequestID: a.ID, Exact: a.ID != "", Model: a.Model, Cwd: a.Cwd, Status: status})
+	resume := a.Resume
+	if resume != "" {
+		if resume, err = e.resumeTarget(c, resume); err != nil {
+			return err
+		}
+	}
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: a.Name, ResumeID: resume, RequestID: a.ID, Exact: a.ID != "", Model: a.Model, Cwd: a.Cwd, Status: status})
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
 	info := s.Info()
 	out := bufio.NewWriter(e.stdout)
 	if e.g.JSON {
-		_ = e.printJSONTo(out, map[string]any{
-			"event": "attached", "id": info.ID, "name": info.Name, "target": info.Target,
-			"cwd": info.Cwd, "project": info.Project, "resumed": s.Resumed(),
+		_ = e.printJSONTo(out, schema.Attached{
+			Event: "attached", ID: info.ID, Name: info.Name, Target: info.Target,
+			Cwd: info.Cwd, Project: info.Project, Resumed: s.Resumed(),
 		})
 	} else {
 		fmt.Fprintf(out, "attached as %s (id %s, target %s); Ctrl-C to detach\n", info.Name, info.ID, info.Target)
@@ -94,7 +133,7 @@ func (a *AttachCmd) Run(e *env) error {
 			return c.Err()
 		case <-reconnected:
 			if e.g.JSON {
-				_ = e.printJSONTo(out, map[string]any{"event": "reconnected", "id": info.ID, "name": info.Name})
+				_ = e.printJSONTo(out, schema.Reconnected{Event: "reconnected", ID: info.ID, Name: info.Name})
 			} else {
 				fmt.Fprintf(out, "(reconnected to the broker as %s)\n", info.Name)
 			}

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -34,8 +35,8 @@ steer the supervisor, then wait with no timeout: supervisor or broker
 restarts do not end the wait. The answer is printed as
 "Reply from supervisor: …"; with --json an interview answer that parses as
 {"responses":[{"id","value"}]} is returned as structured_reply (or
-structured_reply_error). progress_update is queued (replace mode, one per
-child) and returns at once.
+structured_reply_error). progress_update returns at once; it steers (the
+supervisor sees it at its next tool boundary).
 
 Examples:
   intercom contact-supervisor --reason need_decision -m "403 or 401 for expired tokens?"
@@ -90,12 +91,12 @@ func (cc *ContactCmd) Run(e *env) error {
 		}
 		var data []byte
 		if cc.Interview == "-" {
-			data, err = io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes))
+			data, err = bounded.Read(e.stdin, "--interview - (stdin)", wire.MaxMessageBytes)
 		} else {
-			data, err = os.ReadFile(cc.Interview)
+			data, err = bounded.ReadFile(cc.Interview, "--interview "+cc.Interview, wire.MaxMessageBytes)
 		}
 		if err != nil {
-			return usagef("read interview: %v", err)
+			return usagef("read interview: %w", err)
 		}
 		if iv, err = runs.ParseInterview(data); err != nil {
 			return usageError{err}
@@ -120,15 +121,16 @@ func (cc *ContactCmd) Run(e *env) error {
 	defer c.Close()
 	if cc.Reason == runs.ReasonProgress {
 		text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, cc.Message, "")
-		_, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliveryQueue, DeliverySet: true,
-			QueueMode: "replace", Thread: runs.ProgressThread(ce.run, ce.agent, ce.index)})
+		// The reference's guide: a progress update steers at the next tool
+		// boundary (it is not held until the supervisor is idle).
+		res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliverySteer, DeliverySet: true})
 		if err != nil {
 			return fmt.Errorf("progress update: %w", err)
 		}
 		if e.g.JSON {
-			return e.printJSON(map[string]any{"accepted": true, "supervisor": sup.Name})
+			return e.printJSON(schema.ProgressAccepted{Accepted: true, ID: res.ID, Supervisor: sup.Name})
 		}
-		fmt.Fprintf(e.stdout, "Progress update accepted for supervisor %s. Queued for the next tool boundary; broker acceptance does not confirm the supervisor has read or acted on it.\n", sup.Name)
+		fmt.Fprintf(e.stdout, "Progress update accepted for supervisor %s. It steers at the supervisor's next tool boundary; broker acceptance does not confirm the supervisor has read or acted on it.\n", sup.Name)
 		return nil
 	}
 	return e.blockingQuestion(c, cc, ce, iv, self, childName, sup)
@@ -270,7 +272,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 		m, err := sub.NextMsgWithContext(ctx)
 		cancel()
 		if e.ctx.Err() != nil {
-			return fmt.Errorf("stopped waiting; question %s stays saved for `agent-runs answer`", q.ID)
+			return fmt.Errorf("stopped waiting; question %s stays saved for `agent-runs answer`: %w", q.ID, e.ctx.Err())
 		}
 		if err != nil {
 			select { // a reconnect or the periodic re-check of the answer file
@@ -308,20 +310,20 @@ func (e *env) answered(c *intercom.Client, st runs.Store, q *runs.Question, iv *
 	if replyID != "" {
 		_, _ = c.Ack(e.ctx, self, replyID)
 	}
-	out := map[string]any{"reply": text, "question_id": q.ID, "run_id": q.RunID}
+	out := schema.SupervisorAnswer{Reply: text, QuestionID: q.ID, RunID: q.RunID}
 	if iv != nil {
 		if sr, err := runs.ParseStructuredReply(text, iv); err != nil {
-			out["structured_reply_error"] = err.Error()
+			out.StructuredReplyError = err.Error()
 		} else {
-			out["structured_reply"] = sr
+			out.StructuredReply = sr
 		}
 	}
 	if e.g.JSON {
 		return e.printJSON(out)
 	}
 	fmt.Fprintf(e.stdout, "Reply from supervisor: %s\n", text)
-	if se, ok := out["structured_reply_error"]; ok {
-		fmt.Fprintf(e.stdout, "(structured reply not usable: %s)\n", se)
+	if out.StructuredReplyError != "" {
+		fmt.Fprintf(e.stdout, "(structured reply not usable: %s)\n", out.StructuredReplyError)
 	}
 	return nil
 }

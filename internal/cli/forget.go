@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -56,7 +57,7 @@ func (f *ForgetCmd) Run(e *env) error {
 		return fmt.Errorf("forget %s: %w", f.Target, err)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"forgotten": s.ID, "name": s.Name})
+		return e.printJSON(schema.Forgot{Forgotten: s.ID, Name: s.Name})
 	}
 	fmt.Fprintf(e.stdout, "Forgot session %s (%s).\n", s.Name, s.ID)
 	return nil

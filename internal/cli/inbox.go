@@ -13,7 +13,7 @@ import (
 
 // InboxCmd fetches and acknowledges undelivered messages.
 type InboxCmd struct {
-	Wait  time.Duration `help:"When nothing is waiting, hold the session up to this long for a message." placeholder:"DUR"`
+	Wait  time.Duration `zero:"do not wait" help:"When nothing is waiting, hold the session up to this long for a message (0, the default: do not wait)." placeholder:"DUR"`
 	Limit int           `help:"At most this many messages (0: all)." default:"0"`
 	Peek  bool          `help:"Show without acknowledging."`
 }
@@ -66,11 +66,7 @@ func (in *InboxCmd) Run(e *env) error {
 	}
 	out := bufio.NewWriter(e.stdout)
 	if e.g.JSON {
-		rows := make([]messageJSON, 0, len(msgs))
-		for _, m := range msgs {
-			rows = append(rows, toJSON(m))
-		}
-		_ = e.printJSONTo(out, map[string]any{"messages": rows})
+		_ = e.printJSONTo(out, messagesJSON(msgs))
 	} else if len(msgs) == 0 {
 		fmt.Fprintln(out, "No messages.")
 	}

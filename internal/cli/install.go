@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/intercom-dev/intercom/internal/install"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
@@ -86,15 +87,9 @@ func runInstall(e *env, i *InstallCmd, add bool) error {
 	if err != nil {
 		return err
 	}
-	type result struct {
-		Path    string `json:"path"`
-		Changed bool   `json:"changed"`
-		Backup  string `json:"backup,omitempty"`
-		Diff    string `json:"diff,omitempty"`
-	}
-	var results []result
+	results := []schema.InstalledFile{}
 	for _, p := range plans {
-		r := result{Path: p.Path, Changed: p.Changed()}
+		r := schema.InstalledFile{Path: p.Path, Changed: p.Changed()}
 		if i.DryRun {
 			if p.Changed() {
 				r.Diff = install.Diff(p)
@@ -105,7 +100,7 @@ func runInstall(e *env, i *InstallCmd, add bool) error {
 		results = append(results, r)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"harness": i.Harness, "installed": add, "dry_run": i.DryRun, "files": results})
+		return e.printJSON(schema.Install{Harness: i.Harness, Installed: add, DryRun: i.DryRun, Files: results})
 	}
 	verb := "installed in"
 	if !add {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -113,9 +114,9 @@ func (s *StatusCmd) Run(e *env) error {
 	}
 	l := c.Layout()
 	if e.g.JSON {
-		return e.printJSON(map[string]any{
-			"connected": true, "session_id": self, "session": me, "active_sessions": active,
-			"queued_inbound": queued, "socket": l.Socket, "home": l.Home, "sessions": rows,
+		return e.printJSON(schema.Status{
+			Connected: true, SessionID: self, Session: me, ActiveSessions: active,
+			QueuedInbound: queued, Socket: l.Socket, Home: l.Home, Sessions: rows,
 		})
 	}
 	id := self

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // McpCmd serves MCP on stdio.
@@ -73,7 +75,12 @@ func contactViaCLI(ctx context.Context, reason, message string, interview map[st
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", nil, fmt.Errorf("%s", strings.TrimSpace(strings.TrimPrefix(errb.String(), "intercom: ")))
+		// With --json a failure is the error envelope on stdout.
+		var fail schema.Error
+		if json.Unmarshal(out.Bytes(), &fail) == nil && fail.Error.Message != "" {
+			return "", nil, errors.New(fail.Error.Message)
+		}
+		return "", nil, fmt.Errorf("contact-supervisor: %v: %s", err, strings.TrimSpace(errb.String()))
 	}
 	var res map[string]any
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
@@ -82,5 +89,5 @@ func contactViaCLI(ctx context.Context, reason, message string, interview map[st
 	if reply, ok := res["reply"].(string); ok {
 		return "Reply from supervisor: " + reply, res, nil
 	}
-	return "Progress update accepted; queued for the supervisor's next tool boundary.", res, nil
+	return "Progress update accepted; it steers at the supervisor's next tool boundary (acceptance does not confirm it was read).", res, nil
 }

@@ -2,42 +2,35 @@ package cli
 
 import (
 	"fmt"
-	"time"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// messageJSON is the documented --json shape of a delivered message.
-type messageJSON struct {
-	Event        string            `json:"event"`
-	ID           string            `json:"id"`
-	Seq          uint64            `json:"seq"`
-	From         wire.Peer         `json:"from"`
-	Text         string            `json:"text"`
-	Delivery     string            `json:"delivery"`
-	ExpectsReply bool              `json:"expects_reply"`
-	ReplyTo      string            `json:"reply_to,omitempty"`
-	Thread       string            `json:"thread,omitempty"`
-	Attachments  []wire.Attachment `json:"attachments"`
-	SentAt       time.Time         `json:"sent_at"`
-	Topic        string            `json:"topic,omitempty"`
-	Resource     string            `json:"resource,omitempty"`
-	Ownership    string            `json:"ownership,omitempty"`
-}
-
-func toJSON(m wire.Message) messageJSON {
+// toJSON is the documented --json shape of a delivered message.
+func toJSON(m wire.Message) schema.Message {
 	att := m.Attachments
 	if att == nil {
 		att = []wire.Attachment{}
 	}
-	j := messageJSON{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
+	j := schema.Message{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
 		ExpectsReply: m.ExpectsReply, ReplyTo: m.ReplyTo, Thread: m.Thread, Attachments: att, SentAt: m.SentAt,
 		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership}
 	if m.Topic != "" {
 		j.Event = m.Event // topic wake-ups carry their topic event: blocker, decision, release
 	}
 	return j
+}
+
+// messagesJSON is the --json shape of inbox and wait.
+func messagesJSON(msgs []wire.Message) schema.Messages {
+	rows := make([]schema.Message, 0, len(msgs))
+	for _, m := range msgs {
+		rows = append(rows, toJSON(m))
+	}
+	return schema.Messages{Messages: rows}
 }
 
 func resolveSession(rows []*wire.Session, target string) (*wire.Session, error) {
@@ -52,7 +45,17 @@ func (e *env) replyHint(self string, m wire.Message) string {
 	}
 	sess := ""
 	if self != "" {
-		sess = " --session " + self
+		sess = " --session " + shellQuote(self)
 	}
 	return fmt.Sprintf("To reply: intercom%s reply --to %s \"...\"", sess, m.ID)
+}
+
+// shellQuote makes s safe to paste into a shell command line (names may
+// hold spaces and other characters a shell interprets).
+func shellQuote(s string) string {
+	q, err := syntax.Quote(s, syntax.LangPOSIX)
+	if err != nil {
+		return s
+	}
+	return q
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -33,7 +34,7 @@ func (r *ReplyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	att, err := r.attachments()
+	att, err := r.attachments(text)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (r *ReplyCmd) Run(e *env) error {
 	}
 	switch {
 	case len(match) == 0 && r.To != "":
-		return fmt.Errorf("no pending ask matches %q (see `intercom pending`)", r.To)
+		return fmt.Errorf("no pending ask matches %q (see `intercom --session %s pending`)", r.To, shellQuote(e.g.Session))
 	case len(match) == 0:
 		return fmt.Errorf("No active intercom context to reply to")
 	case len(match) > 1:
@@ -78,7 +79,7 @@ func (r *ReplyCmd) Run(e *env) error {
 		return fmt.Errorf("reply to %s: %w", a.From.Name, err)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"id": res.ID, "reply_to": a.AskID, "to": res.To})
+		return e.printJSON(schema.Reply{ID: res.ID, ReplyTo: a.AskID, To: res.To})
 	}
 	fmt.Fprintf(e.stdout, "Reply %s sent to %s (answering %s).\n", res.ID, a.From.Name, a.AskID)
 	return nil
@@ -112,18 +113,13 @@ func (p *PendingCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	type row struct {
-		wire.PendingAsk
-		AgeSeconds   int    `json:"age_seconds"`
-		ReplyCommand string `json:"reply_command"`
-	}
-	rows := make([]row, 0, len(asks))
+	rows := make([]schema.PendingAsk, 0, len(asks))
 	for _, a := range asks {
-		cmd := fmt.Sprintf("intercom --session %s reply --to %s \"...\"", e.g.Session, a.AskID)
-		rows = append(rows, row{a, int(time.Since(a.SentAt).Seconds()), cmd})
+		cmd := fmt.Sprintf("intercom --session %s reply --to %s \"...\"", shellQuote(e.g.Session), a.AskID)
+		rows = append(rows, schema.PendingAsk{PendingAsk: a, AgeSeconds: int(time.Since(a.SentAt).Seconds()), ReplyCommand: cmd})
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"asks": rows})
+		return e.printJSON(schema.Pending{Asks: rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(e.stdout, "No pending asks.")

@@ -2,14 +2,15 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/internal/tty"
@@ -29,7 +30,7 @@ type SendCmd struct {
 	To        string   `arg:"" help:"Target: name, full id or id prefix (>= 8 chars)."`
 	Message   []string `arg:"" help:"Message text ('-' reads stdin)."`
 	Delivery  string   `enum:"steer,queue,passive," default:"" help:"steer (default): reach it at the next tool boundary, wake it if idle; queue: hold until it is idle; passive: record only, never wake (discouraged)."`
-	QueueMode string   `name:"queue-mode" enum:"replace," default:"" help:"replace: keep only the newest undelivered queued message of --thread from you."`
+	QueueMode string   `name:"queue-mode" enum:"stack,replace," default:"" help:"With queued delivery (implied): stack (the default) keeps every message; replace keeps only the newest undelivered one of --thread from you."`
 	Thread    string   `help:"Thread key for --queue-mode replace." placeholder:"T"`
 	ReplyTo   string   `name:"reply-to" help:"Mark this message as the answer to message ID." placeholder:"ID"`
 	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once (keys are per sender; without --session, per recipient)." placeholder:"KEY"`
@@ -56,13 +57,32 @@ Examples:
   echo "long text" | intercom send worker -`
 }
 
-// attachments builds the attachment list from the flags.
-func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
+// attachments builds the attachment list from the flags. The files are
+// read through what is left of the message limit after text, so however
+// many and however large they are, at most that much is read.
+func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 	var out []wire.Attachment
+	left := func() int64 {
+		m := wire.Message{Text: text, Attachments: out}
+		return int64(max(wire.MaxMessageBytes-m.Size(), 0))
+	}
+	read := func(flag, path string) ([]byte, error) {
+		data, err := bounded.ReadFile(path, flag+" "+path, left())
+		var tl *bounded.TooLargeError
+		switch {
+		case errors.As(err, &tl) && tl.Size >= 0:
+			return nil, tooLarge(fmt.Sprintf("message too large: %s is %d bytes; max %d for the whole message (text and attachments)", tl.What, tl.Size, wire.MaxMessageBytes))
+		case errors.As(err, &tl):
+			return nil, tooLarge(fmt.Sprintf("message too large: %s is over %d bytes; max %d for the whole message (text and attachments)", tl.What, tl.Max, wire.MaxMessageBytes))
+		case err != nil:
+			return nil, usagef("%s %s: %v", flag, path, cmp.Or(errors.Unwrap(err), err))
+		}
+		return data, nil
+	}
 	for _, p := range f.Files {
-		data, err := os.ReadFile(p)
+		data, err := read("--file", p)
 		if err != nil {
-			return nil, usagef("--file %s: %v", p, errors.Unwrap(err))
+			return nil, err
 		}
 		out = append(out, wire.Attachment{Type: "file", Name: filepath.Base(p), Path: p, Content: string(data)})
 	}
@@ -72,9 +92,9 @@ func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
 		if !ok || name == "" || path == "" {
 			return nil, usagef("--snippet %q: want NAME[:LANG]=PATH", s)
 		}
-		data, err := os.ReadFile(path)
+		data, err := read("--snippet", path)
 		if err != nil {
-			return nil, usagef("--snippet %s: %v", name, errors.Unwrap(err))
+			return nil, err
 		}
 		out = append(out, wire.Attachment{Type: "snippet", Name: name, Language: lang, Path: path, Content: string(data)})
 	}
@@ -88,10 +108,20 @@ func (f *MessageFlags) attachments() ([]wire.Attachment, error) {
 	return out, nil
 }
 
-// messageText joins the words, reading stdin for "-".
+// tooLarge is a usage error (exit 2, code too_large) with its own wording.
+type tooLarge string
+
+func (t tooLarge) Error() string { return string(t) }
+func (t tooLarge) Unwrap() error { return bounded.ErrTooLarge }
+
+// messageText joins the words, reading stdin (at most the message limit)
+// for "-".
 func messageText(e *env, words []string) (string, error) {
 	if len(words) == 1 && words[0] == "-" {
-		data, err := io.ReadAll(io.LimitReader(e.stdin, wire.MaxMessageBytes+1))
+		data, err := bounded.Read(e.stdin, "stdin", wire.MaxMessageBytes)
+		if errors.Is(err, bounded.ErrTooLarge) {
+			return "", usagef("message too large: %w", err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("read stdin: %w", err)
 		}
@@ -196,7 +226,7 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	if err != nil {
 		return wire.SendRequest{}, err
 	}
-	att, err := s.attachments()
+	att, err := s.attachments(text)
 	if err != nil {
 		return wire.SendRequest{}, err
 	}
@@ -205,10 +235,14 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	}
 	delivery := s.Delivery
 	switch {
-	case s.QueueMode == "replace" && delivery == "":
+	case s.QueueMode != "" && delivery == "":
 		delivery = wire.DeliveryQueue
-	case s.QueueMode == "replace" && delivery != wire.DeliveryQueue:
-		return wire.SendRequest{}, usagef("--queue-mode replace requires --delivery queue, not %s", delivery)
+	case s.QueueMode != "" && delivery != wire.DeliveryQueue:
+		return wire.SendRequest{}, usagef("--queue-mode %s requires --delivery queue, not %s", s.QueueMode, delivery)
+	}
+	queueMode := s.QueueMode
+	if queueMode == "stack" { // the reference's default: every message kept
+		queueMode = ""
 	}
 	if s.QueueMode == "replace" && s.Thread == "" {
 		return wire.SendRequest{}, usagef("--queue-mode replace requires --thread")
@@ -218,6 +252,6 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	}
 	return wire.SendRequest{
 		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",
-		QueueMode: s.QueueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
+		QueueMode: queueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
 	}, nil
 }

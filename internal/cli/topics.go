@@ -6,6 +6,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -93,7 +94,7 @@ func (u *UnsubscribeCmd) Run(e *env) error {
 		return fmt.Errorf("unsubscribe %s: %w", u.Topic, err)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"topic": u.Topic, "unsubscribed": true})
+		return e.printJSON(schema.Unsubscribed{Topic: u.Topic, Unsubscribed: true})
 	}
 	fmt.Fprintf(e.stdout, "Unsubscribed from %s.\n", u.Topic)
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/internal/ui"
 )
 
@@ -61,6 +62,11 @@ func (u *UICmd) Run(e *env) error {
 	}
 	if err := presence.ValidateName(name); err != nil {
 		return usageError{err}
+	}
+	// Checked before anything is registered: a UI that cannot start leaves
+	// no session behind.
+	if !tty.Is(e.stdin) || !tty.Is(e.stdout) {
+		return usagef("ui needs a terminal: stdin and stdout must be a tty")
 	}
 	l, err := paths.Resolve(e.g.Home, e.g.Socket)
 	if err != nil {

@@ -11,13 +11,14 @@ import (
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/proctree"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // WaitCmd blocks until a message arrives.
 type WaitCmd struct {
-	Timeout time.Duration `default:"10m" help:"Give up after this long (exit 0)."`
+	Timeout time.Duration `default:"10m" help:"Give up after this long (exit 0); 1ms to 7 days." placeholder:"DUR"`
 	Rewake  bool          `help:"Run as Claude Code's asyncRewake hook: read the hook JSON on stdin, print the messages on stderr, exit 2 only when woken; every problem exits 0."`
 }
 
@@ -130,11 +131,7 @@ func (w *WaitCmd) show(e *env, msgs []wire.Message) error {
 		out = e.stderr
 	}
 	if e.g.JSON {
-		rows := make([]messageJSON, 0, len(msgs))
-		for _, m := range msgs {
-			rows = append(rows, toJSON(m))
-		}
-		return e.printJSONTo(out, map[string]any{"messages": rows, "held_elsewhere": true})
+		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages, HeldElsewhere: true})
 	}
 	fmt.Fprintf(out, "intercom: %d message(s) arrived; the session's holder took them:\n", len(msgs))
 	for _, m := range msgs {
@@ -170,18 +167,18 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, 
 	if err != nil {
 		return false, err
 	}
-	var rows []messageJSON
+	var wake []wire.Message
 	var ids []string
 	for _, m := range msgs {
 		if m.Delivery != wire.DeliveryPassive {
-			rows = append(rows, toJSON(m))
+			wake = append(wake, m)
 			ids = append(ids, m.ID)
 		}
 	}
-	if len(rows) == 0 {
+	if len(wake) == 0 {
 		return false, nil
 	}
-	if err := e.printJSONTo(out, map[string]any{"messages": rows}); err != nil {
+	if err := e.printJSONTo(out, schema.Wait{Messages: messagesJSON(wake).Messages}); err != nil {
 		return false, err
 	}
 	if err := c.AckShown(e.ctx, sid, ids...); err != nil {

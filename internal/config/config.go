@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/duration"
 )
 
 // Config is the user configuration. Zero values are replaced by defaults.
@@ -24,6 +26,7 @@ type Config struct {
 	BrokerCommand string   `json:"brokerCommand"`
 	BrokerArgs    []string `json:"brokerArgs"`
 	IdleExitMs    int64    `json:"idleExitMs"`
+	ForgetAfterMs int64    `json:"forgetAfterMs"`
 	Shortcut      string   `json:"shortcut"`
 }
 
@@ -35,9 +38,13 @@ func Defaults() Config {
 		SendTimeoutMs: 8000,
 		ListTimeoutMs: 5000,
 		IdleExitMs:    5000,
+		ForgetAfterMs: 600000,
 		Shortcut:      "alt+shift+m",
 	}
 }
+
+// MaxBytes is the largest config.json read.
+const MaxBytes = 1 << 20
 
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid config")
@@ -48,12 +55,19 @@ func (c Config) SendTimeout() time.Duration { return time.Duration(c.SendTimeout
 func (c Config) ListTimeout() time.Duration { return time.Duration(c.ListTimeoutMs) * time.Millisecond }
 func (c Config) IdleExit() time.Duration    { return time.Duration(c.IdleExitMs) * time.Millisecond }
 
+// ForgetAfter is how long the broker keeps a disconnected session that never
+// held a message (0: forever).
+func (c Config) ForgetAfter() time.Duration { return time.Duration(c.ForgetAfterMs) * time.Millisecond }
+
 // Load reads path. A missing file yields the defaults. Unknown keys are
 // returned as warnings; a bad value is an error naming the key.
 func Load(path string) (Config, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, MaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil, nil
+	}
+	if errors.Is(err, bounded.ErrTooLarge) {
+		return Config{}, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if err != nil {
 		return Config{}, nil, fmt.Errorf("read config %s: %w", path, err)
@@ -64,10 +78,11 @@ func Load(path string) (Config, []string, error) {
 var known = map[string]func(json.RawMessage, *Config) error{
 	"confirmSend":   boolField(func(c *Config) *bool { return &c.ConfirmSend }),
 	"replyHint":     boolField(func(c *Config) *bool { return &c.ReplyHint }),
-	"askTimeoutMs":  msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, 1000),
-	"sendTimeoutMs": msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, 1),
-	"listTimeoutMs": msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, 1),
-	"idleExitMs":    msField(func(c *Config) *int64 { return &c.IdleExitMs }, 0),
+	"askTimeoutMs":  msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, ""),
+	"sendTimeoutMs": msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, ""),
+	"listTimeoutMs": msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, ""),
+	"idleExitMs":    msField(func(c *Config) *int64 { return &c.IdleExitMs }, "run forever"),
+	"forgetAfterMs": msField(func(c *Config) *int64 { return &c.ForgetAfterMs }, "never forget"),
 	"status":        stringField(func(c *Config) *string { return &c.Status }, true),
 	"brokerCommand": stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
 	"shortcut":      stringField(func(c *Config) *string { return &c.Shortcut }, false),
@@ -125,16 +140,19 @@ func boolField(field func(*Config) *bool) func(json.RawMessage, *Config) error {
 	}
 }
 
-func msField(field func(*Config) *int64, min int64) func(json.RawMessage, *Config) error {
+// msField is a duration in milliseconds, checked by the one duration rule;
+// zeroMeans documents what 0 means ("" refuses it).
+func msField(field func(*Config) *int64, zeroMeans string) func(json.RawMessage, *Config) error {
 	return func(raw json.RawMessage, c *Config) error {
 		var v float64
 		if err := strictUnmarshal(raw, &v); err != nil {
 			return errors.New("must be a number of milliseconds")
 		}
-		if v != float64(int64(v)) || int64(v) < min || v > 365*24*3600*1000 {
-			return fmt.Errorf("must be a whole number of milliseconds >= %d, got %v", min, v)
+		d, err := duration.Millis(v, zeroMeans)
+		if err != nil {
+			return err
 		}
-		*field(c) = int64(v)
+		*field(c) = d.Milliseconds()
 		return nil
 	}
 }

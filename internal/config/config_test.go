@@ -70,7 +70,7 @@ func TestParseBadValuesNameTheKey(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
 		`{"askTimeoutMs": "x"}`:         "askTimeoutMs",
-		`{"askTimeoutMs": 999}`:         "askTimeoutMs", // minimum 1 s
+		`{"askTimeoutMs": 604800001}`:   "askTimeoutMs", // over 7 days
 		`{"askTimeoutMs": 1500.5}`:      "askTimeoutMs",
 		`{"sendTimeoutMs": 0}`:          "sendTimeoutMs",
 		`{"listTimeoutMs": -5}`:         "listTimeoutMs",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -38,7 +39,7 @@ func recordPath(configFile string) string {
 
 func readRecord(path string) (codexRecord, []byte, error) {
 	var r codexRecord
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxSettings)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil, nil
 	}
@@ -343,7 +344,7 @@ func dropBlankLine(data []byte, at int) []byte {
 
 // codexPlans are the config.toml change and its record.
 func (t Target) codexPlans(configFile string, add bool) ([]Plan, error) {
-	before, err := os.ReadFile(configFile)
+	before, err := bounded.ReadFile(configFile, configFile, maxSettings)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}

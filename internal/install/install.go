@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/hooks"
 )
 
@@ -76,8 +77,11 @@ func (t Target) rewakeHook() map[string]any {
 		"asyncRewake": true, "timeout": RewakeTimeout + 300}
 }
 
+// maxSettings is the largest settings file read.
+const maxSettings = 8 << 20
+
 func read(path string) ([]byte, map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxSettings)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, map[string]any{}, nil
 	}

@@ -5,6 +5,10 @@
 // `help` and `completion` commands (Builtins) are answered here, before the
 // binary loads any configuration; a subcommand's help lists its own flags and
 // names the global ones once instead of repeating them.
+//
+// Every failure is reported by PrintError with the status Classify gives
+// it: 1 failure, 2 usage, 130 interrupted; with --json as the error
+// envelope {"error":{"code","message"}} on stdout (docs/json.md).
 package kongrun
 
 import (
@@ -22,10 +26,13 @@ type exitSignal struct{}
 
 // Run builds a kong parser for grammar with opts, parses args and calls run
 // with the result, returning the exit status. The parser's writers (set with
-// kong.Writers in opts) receive help, usage, versions and completions.
-func Run(name string, grammar any, args []string, stderr io.Writer, opts []kong.Option, run func(*kong.Context) int) (status int) {
+// kong.Writers in opts) receive help, usage, versions and completions. A
+// parse error is printed like any other error (PrintError): on stderr, or as
+// JSON on stdout when args ask for --json.
+func Run(name string, grammar any, args []string, stdout, stderr io.Writer, opts []kong.Option, run func(*kong.Context) int) (status int) {
 	code := -1
 	opts = append(opts,
+		DurationMapper(),
 		kong.Exit(func(c int) { code = c; panic(exitSignal{}) }),
 		kong.Vars{"version": name + " " + buildinfo.Read().String()},
 		kong.Help(helpPrinter),
@@ -54,8 +61,8 @@ func Run(name string, grammar any, args []string, stderr io.Writer, opts []kong.
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 2
+		PrintError(name, stdout, stderr, WantsJSON(args), err, "usage")
+		return StatusUsage
 	}
 	if b, ok := selectedBuiltin(kctx); ok {
 		return b.exec(parser, kctx)

@@ -23,7 +23,7 @@ func runTest(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	var c testCLI
 	ran := false
-	code := Run("tool", &c, args, &errb, []kong.Option{kong.Name("tool"), kong.Description("A tool.\n\nExamples:\n  tool do"), kong.Writers(&out, &errb)},
+	code := Run("tool", &c, args, &out, &errb, []kong.Option{kong.Name("tool"), kong.Description("A tool.\n\nExamples:\n  tool do"), kong.Writers(&out, &errb)},
 		func(*kong.Context) int { ran = true; return 7 })
 	if ran != (code == 7) {
 		t.Fatalf("run called %t but status %d", ran, code)

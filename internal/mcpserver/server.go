@@ -68,15 +68,23 @@ type Server struct {
 
 // Run serves MCP on t until the client disconnects or ctx ends.
 func Run(ctx context.Context, opts Options, t mcp.Transport) error {
+	toolIn, err := toolSchema()
+	if err != nil {
+		return err
+	}
+	contactIn, err := contactSchema()
+	if err != nil {
+		return err
+	}
 	s := &Server{opts: opts, store: agentsession.Open(opts.Client.Layout().Home)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: toolDescription}, s.handle)
+	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: toolDescription, InputSchema: toolIn}, s.handle)
 	if opts.Child != nil {
-		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: contactDescription}, s.contact)
+		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: contactDescription, InputSchema: contactIn}, s.contact)
 	}
-	err := srv.Run(ctx, t)
+	err = srv.Run(ctx, t)
 	s.mu.Lock()
 	own := s.own
 	s.mu.Unlock()

@@ -1,15 +1,18 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -147,13 +150,16 @@ func attachments(in []Attachment) ([]wire.Attachment, error) {
 	for i, a := range in {
 		w := wire.Attachment{Type: a.Type, Name: a.Name, Language: a.Language, Path: a.Path, Content: a.Content}
 		if a.Type == "file" && a.Content == "" && a.Path != "" {
-			data, err := os.ReadFile(a.Path)
+			data, err := bounded.ReadFile(a.Path, fmt.Sprintf("attachment %d (%s)", i+1, a.Path), wire.MaxMessageBytes)
 			if err != nil {
 				return nil, fmt.Errorf("attachment %d: %w", i+1, err)
 			}
 			w.Content = string(data)
-			if w.Name == "" {
-				w.Name = a.Path
+		}
+		if w.Name == "" { // the schema requires only type: name it after its path or type
+			w.Name = cmp.Or(filepath.Base(a.Path), a.Type)
+			if a.Path == "" {
+				w.Name = a.Type
 			}
 		}
 		out = append(out, w)
@@ -320,4 +326,41 @@ func defaultEvent(e string) string {
 		return wire.EventUpdate
 	}
 	return e
+}
+
+// Closed vocabularies of the intercom tool's arguments, published as enums
+// in its input schema.
+var toolEnums = map[string][]any{
+	"action":    {"list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics"},
+	"scope":     {"project", "all"},
+	"delivery":  {wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive},
+	"queueMode": {"stack", "replace"},
+	"event":     {wire.EventUpdate, wire.EventBlocker, wire.EventDecision, wire.EventRelease},
+	"ownership": {wire.OwnershipHeld, wire.OwnershipReleased},
+}
+
+// toolSchema is ToolInput's schema with the enums; an attachment needs only
+// its type (file, snippet or context).
+func toolSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[ToolInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	for name, values := range toolEnums {
+		s.Properties[name].Enum = values
+	}
+	if att := s.Properties["attachments"].Items; att != nil {
+		att.Properties["type"].Enum = []any{"file", "snippet", "context"}
+	}
+	return s, nil
+}
+
+// contactSchema is ContactInput's schema with the reasons as an enum.
+func contactSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[ContactInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	s.Properties["reason"].Enum = []any{"need_decision", "interview_request", "progress_update"}
+	return s, nil
 }

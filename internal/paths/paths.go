@@ -25,6 +25,10 @@ import (
 // private to the current user (symlinked, foreign-owned, not a directory).
 var ErrUnsafe = errors.New("unsafe intercom path")
 
+// ErrNoParent: an explicit state directory whose parent does not exist (a
+// typo is not silently created).
+var ErrNoParent = errors.New("no such directory")
+
 // Layout names every path intercom uses for one state directory.
 type Layout struct {
 	Home   string // INTERCOM_HOME, mode 0700
@@ -64,6 +68,17 @@ func Resolve(home, socket string) (Layout, error) {
 
 // socketName is the socket's file name inside SocketDirFor.
 const socketName = "broker.sock"
+
+// CheckParent refuses a state directory chosen explicitly (--home,
+// INTERCOM_HOME) whose parent does not exist: it is created when missing,
+// but not the directories above it, so a typo is not silently created. (The
+// default location is created with its parents.)
+func CheckParent(home string) error {
+	if _, err := os.Stat(filepath.Dir(home)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: INTERCOM_HOME %s: its parent %s does not exist (create it, or choose another --home)", ErrNoParent, home, filepath.Dir(home))
+	}
+	return nil
+}
 
 // SocketDirFor returns the private socket directory for a state directory: a
 // name keyed by uid and a hash of home (two homes get two brokers), in the

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
 // Record is a parsed pid file.
@@ -123,7 +125,7 @@ func parseIdentity(line string) (*Identity, error) {
 
 // Read loads path. A missing file is (Record{}, os.ErrNotExist).
 func Read(path string) (Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, 4096)
 	if err != nil {
 		return Record{}, err
 	}

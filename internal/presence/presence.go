@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -29,8 +31,7 @@ var (
 const MinPrefix = 8
 
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	idRE   = regexp.MustCompile(`^[A-Za-z0-9_-]{8,80}$`)
+	idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{8,80}$`)
 )
 
 // NewID returns a random 32-hex-digit session id.
@@ -48,16 +49,29 @@ func ValidID(id string) error {
 	return nil
 }
 
-// ValidateName checks a session name: 1-64 characters, letters, digits,
-// '.', '_' and '-', starting with a letter or digit.
+// ValidateName checks a session name. Like the reference, any printable
+// text is a name ("my planner", "plänner"), 1-64 characters; refused is only
+// what would break targeting it: control and other non-printing characters
+// (a target must be printable), spaces at either end (targets are trimmed),
+// a leading '-' (it would read as a flag on a command line) and '@' (name@host
+// targets a bridged machine).
 func ValidateName(name string) error {
+	n := utf8.RuneCountInString(name)
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrBadName)
-	case len(name) > wire.MaxNameLen:
-		return fmt.Errorf("%w %q: longer than %d characters", ErrBadName, name[:16]+"…", wire.MaxNameLen)
-	case !nameRE.MatchString(name):
-		return fmt.Errorf("%w %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", ErrBadName, name)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w %q: not valid UTF-8", ErrBadName, name)
+	case n > wire.MaxNameLen:
+		return fmt.Errorf("%w %q: %d characters, longer than %d", ErrBadName, string([]rune(name)[:16])+"…", n, wire.MaxNameLen)
+	case strings.ContainsFunc(name, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }):
+		return fmt.Errorf("%w %q: control or other non-printing characters are not allowed", ErrBadName, name)
+	case strings.TrimSpace(name) != name:
+		return fmt.Errorf("%w %q: spaces at the start or end are not allowed", ErrBadName, name)
+	case strings.HasPrefix(name, "-"):
+		return fmt.Errorf("%w %q: a name cannot start with '-' (it would read as a flag)", ErrBadName, name)
+	case strings.Contains(name, "@"):
+		return fmt.Errorf("%w %q: '@' is not allowed (name@host targets a session on a bridged machine)", ErrBadName, name)
 	}
 	return nil
 }

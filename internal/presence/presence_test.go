@@ -234,13 +234,15 @@ func TestDeriveState(t *testing.T) {
 
 func TestValidateName(t *testing.T) {
 	t.Parallel()
-	good := []string{"a", "alpha", "Worker-2", "x.y_z", "9lives", strings.Repeat("n", wire.MaxNameLen)}
+	good := []string{"a", "alpha", "Worker-2", "x.y_z", "9lives", strings.Repeat("n", wire.MaxNameLen),
+		"my planner", "plänner", "ünï", ".dot", "bad name!", "計画者", strings.Repeat("ä", wire.MaxNameLen)}
 	for _, n := range good {
 		if err := ValidateName(n); err != nil {
 			t.Errorf("ValidateName(%q): %v", n, err)
 		}
 	}
-	bad := []string{"", "bad name!", " lead", "-dash", ".dot", "tab\tname", "new\nline", "ünï", strings.Repeat("n", wire.MaxNameLen+1)}
+	bad := []string{"", " lead", "trail ", "-dash", "tab\tname", "new\nline", "del\x7f", "zero\u200bwidth", "rtl\u202eoverride",
+		"worker@host", "\xff\xfe", strings.Repeat("n", wire.MaxNameLen+1)}
 	for _, n := range bad {
 		err := ValidateName(n)
 		if !errors.Is(err, ErrBadName) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
 // Of returns the project identity of dir: the main worktree root of its git
@@ -42,7 +44,7 @@ func commonDir(dotgit string) (string, bool) {
 	}
 	gitdir := dotgit
 	if !fi.IsDir() {
-		data, err := os.ReadFile(dotgit)
+		data, err := bounded.ReadFile(dotgit, dotgit, 64<<10)
 		if err != nil {
 			return "", false
 		}
@@ -56,7 +58,7 @@ func commonDir(dotgit string) (string, bool) {
 		}
 	}
 	common := gitdir
-	if data, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+	if data, err := bounded.ReadFile(filepath.Join(gitdir, "commondir"), "commondir", 64<<10); err == nil {
 		c := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitdir, c)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
 // writeJSON writes v to path atomically and durably (temp file, fsync,
@@ -86,8 +88,11 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// maxRecord is the largest run, question or answer file read.
+const maxRecord = 16 << 20
+
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, path, maxRecord)
 	if err != nil {
 		return err
 	}

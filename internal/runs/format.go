@@ -41,8 +41,3 @@ func FormatSupervisorMessage(reason, run, agent string, index int, childTarget, 
 	fmt.Fprintf(&b, "\n%s", body)
 	return b.String()
 }
-
-// ProgressThread is the replace-mode thread of a child's progress updates.
-func ProgressThread(run, agent string, index int) string {
-	return fmt.Sprintf("subagent-progress:%s:%s:%d", run, agent, index)
-}

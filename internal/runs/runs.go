@@ -48,7 +48,7 @@ type Run struct {
 	Args           []string  `json:"args"`
 	Cwd            string    `json:"cwd"`
 	EnvKeys        []string  `json:"env_keys"`
-	Env            []string  `json:"env"`
+	Env            []string  `json:"env,omitempty"` // omitted from --json output
 	Wait           bool      `json:"wait"`
 	OutputPath     string    `json:"output_path"`
 	State          string    `json:"state"`

@@ -546,9 +546,6 @@ func TestFormatSupervisorMessage(t *testing.T) {
 	if !strings.HasPrefix(FormatSupervisorMessage(ReasonInterview, "r", "a", 0, "", "b", "q"), "Subagent requests a structured supervisor interview.\n") {
 		t.Fatal("interview heading")
 	}
-	if ProgressThread("r1", "worker", 3) != "subagent-progress:r1:worker:3" {
-		t.Fatalf("progress thread %q", ProgressThread("r1", "worker", 3))
-	}
 }
 
 func TestChildEnv(t *testing.T) {

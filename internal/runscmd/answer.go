@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -32,18 +33,6 @@ Examples:
   agent-runs answer 78f659a3 --question-id q5e6f7a8b '{"responses":[{"id":"api","value":"Stable API"}]}'`
 }
 
-type answerReceipt struct {
-	RunID         string `json:"run_id"`
-	QuestionID    string `json:"question_id"`
-	Saved         bool   `json:"saved"`     // this call saved it
-	Identical     bool   `json:"identical"` // it was already saved with the same text
-	Delivered     bool   `json:"delivered"` // handed to the live child
-	RevivedRun    string `json:"revived_run,omitempty"`
-	NeedsContinue bool   `json:"needs_continue,omitempty"`
-	AnswerPath    string `json:"answer_path"`
-	Note          string `json:"note"`
-}
-
 // Run answers.
 func (a *AnswerCmd) Run(e *env) error {
 	text := strings.Join(a.Message, " ")
@@ -61,7 +50,7 @@ func (a *AnswerCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rec := answerReceipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: e.store.AnswerPath(r.ID, q.ID)}
+	rec := schema.AnswerReceipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: e.store.AnswerPath(r.ID, q.ID)}
 	_, created, err := e.store.SaveAnswer(r.ID, q.ID, text, "agent-runs answer")
 	if errors.Is(err, runs.ErrConflict) {
 		return exitError{1, fmt.Sprintf("conflicting answer refused: %v", err)}
@@ -117,7 +106,7 @@ func (a *AnswerCmd) Run(e *env) error {
 	return e.receipt(rec, nil)
 }
 
-func (e *env) receipt(rec answerReceipt, err error) error {
+func (e *env) receipt(rec schema.AnswerReceipt, err error) error {
 	if e.g.JSON {
 		if perr := e.printJSON(rec); perr != nil {
 			return perr
@@ -232,7 +221,7 @@ func (cc *ContinueCmd) Run(e *env) error {
 		return err
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"run_id": r.ID, "revived_run": nr.ID})
+		return e.printJSON(schema.Continued{RunID: r.ID, RevivedRun: nr.ID})
 	}
 	fmt.Fprintf(e.stdout, "Run %s continues as run %s.\n", r.ID, nr.ID)
 	return nil

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -74,7 +74,7 @@ const description = "Supervise child agent runs: launch, answer their durable qu
 // Main runs agent-runs and returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c CLI
-	return kongrun.Run("agent-runs", &c, args, stderr, []kong.Option{kong.Name("agent-runs"),
+	return kongrun.Run("agent-runs", &c, args, stdout, stderr, []kong.Option{kong.Name("agent-runs"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr), kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
@@ -83,7 +83,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		var err error
 		if e.layout, err = paths.Resolve(c.Home, ""); err != nil {
-			return report(stderr, err)
+			return e.report(err)
+		}
+		if c.Home != "" { // --home or INTERCOM_HOME
+			if err := paths.CheckParent(e.layout.Home); err != nil {
+				return e.report(err)
+			}
 		}
 		e.store = runs.Store{Dir: e.layout.RunsDir()}
 		cfg, warnings, err := config.Load(e.layout.ConfigFile())
@@ -91,31 +96,30 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w)
 		}
 		if err != nil {
-			return report(stderr, usageError{err})
+			return e.report(err)
 		}
 		e.cfg = cfg
-		return report(stderr, kctx.Run(e))
+		return e.report(kctx.Run(e))
 	})
 }
 
-func report(stderr io.Writer, err error) int {
+// report prints err (one line on stderr, or the JSON error envelope on
+// stdout with --json) and maps it to an exit status (kongrun.Classify).
+func (e *env) report(err error) int {
 	if err == nil {
 		return 0
 	}
 	var ex exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintf(stderr, "agent-runs: %s\n", ex.msg)
+			kongrun.PrintError("agent-runs", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), schema.CodeFailed)
 		}
 		return ex.code
 	}
-	fmt.Fprintf(stderr, "agent-runs: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 	var ue usageError
-	var we *wire.Error
-	if errors.As(err, &ue) || (errors.As(err, &we) && we.Code == wire.CodeBadRequest) {
-		return 2
-	}
-	return 1
+	status, code := kongrun.Classify(err, errors.As(err, &ue))
+	kongrun.PrintError("agent-runs", e.stdout, e.stderr, e.g.JSON, err, code)
+	return status
 }
 
 func (e *env) connect() (*intercom.Client, error) {

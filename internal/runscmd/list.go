@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // ListCmd lists runs.
@@ -22,13 +23,7 @@ Examples:
   agent-runs list --all --json`
 }
 
-type runRow struct {
-	*runs.Run
-	OpenQuestions int  `json:"open_questions"`
-	OwnerAlive    bool `json:"owner_alive"`
-}
-
-func (e *env) row(r *runs.Run) runRow {
+func (e *env) row(r *runs.Run) schema.RunRow {
 	qs, _ := e.store.Questions(r.ID)
 	open := 0
 	for _, q := range qs {
@@ -36,7 +31,7 @@ func (e *env) row(r *runs.Run) runRow {
 			open++
 		}
 	}
-	return runRow{Run: r, OpenQuestions: open, OwnerAlive: runs.Alive(r.OwnerPid)}
+	return schema.RunRow{Run: r, OpenQuestions: open, OwnerAlive: runs.Alive(r.OwnerPid)}
 }
 
 // Run lists.
@@ -49,7 +44,7 @@ func (l *ListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rows := []runRow{}
+	rows := []schema.RunRow{}
 	for _, r := range all {
 		if sup == "" || r.Supervisor == sup {
 			r.Env = nil // environment values stay in run.json only
@@ -57,7 +52,7 @@ func (l *ListCmd) Run(e *env) error {
 		}
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"runs": rows})
+		return e.printJSON(schema.RunList{Runs: rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(e.stdout, "No runs.")
@@ -98,7 +93,7 @@ func (s *StatusCmd) Run(e *env) error {
 	}
 	runs.SortQuestions(qs)
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"run": e.row(r), "questions": summaries(e.store, qs)})
+		return e.printJSON(schema.RunStatus{Run: e.row(r), Questions: summaries(e.store, qs)})
 	}
 	row := e.row(r)
 	fmt.Fprintf(e.stdout, "%s\nchild session: %s\ncommand: %s %v\ncwd: %s\nowner alive: %t\n", outcome(r), r.ChildSession, r.Cmd, r.Args, r.Cwd, row.OwnerAlive)

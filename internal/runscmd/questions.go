@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // previewLimit is where question previews are cut.
@@ -35,24 +35,8 @@ Examples:
   agent-runs questions --id 78f659a3 --question-id q1a2b3c4d`
 }
 
-type questionSummary struct {
-	ID           string    `json:"id"`
-	RunID        string    `json:"run_id"`
-	Agent        string    `json:"agent"`
-	Index        int       `json:"index"`
-	Reason       string    `json:"reason"`
-	State        string    `json:"state"`
-	Preview      string    `json:"preview"`
-	AskID        string    `json:"ask_id,omitempty"`
-	ChildSession string    `json:"child_session"`
-	QuestionPath string    `json:"question_path"`
-	AnswerPath   string    `json:"answer_path,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	AnswerCmd    string    `json:"answer_command,omitempty"`
-}
-
-func summaries(st runs.Store, qs []*runs.Question) []questionSummary {
-	out := make([]questionSummary, 0, len(qs))
+func summaries(st runs.Store, qs []*runs.Question) []schema.QuestionSummary {
+	out := make([]schema.QuestionSummary, 0, len(qs))
 	for _, q := range qs {
 		text := q.Message
 		if q.Interview != nil {
@@ -62,7 +46,7 @@ func summaries(st runs.Store, qs []*runs.Question) []questionSummary {
 			}
 			text = strings.TrimSpace(text + "\n" + q.Interview.Title + "\n" + strings.Join(titles, "\n"))
 		}
-		s := questionSummary{ID: q.ID, RunID: q.RunID, Agent: q.Agent, Index: q.Index, Reason: q.Reason, State: q.State,
+		s := schema.QuestionSummary{ID: q.ID, RunID: q.RunID, Agent: q.Agent, Index: q.Index, Reason: q.Reason, State: q.State,
 			Preview: runs.Preview(text, previewLimit), AskID: q.AskID, ChildSession: q.ChildSession,
 			QuestionPath: st.QuestionPath(q.RunID, q.ID), CreatedAt: q.CreatedAt}
 		if _, err := os.Stat(st.AnswerPath(q.RunID, q.ID)); err == nil {
@@ -117,7 +101,7 @@ func (q *QuestionsCmd) Run(e *env) error {
 		next = &end
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"questions": page, "total": total, "offset": start, "next_offset": next})
+		return e.printJSON(schema.Questions{Questions: page, Total: total, Offset: start, NextOffset: next})
 	}
 	if total == 0 {
 		fmt.Fprintln(e.stdout, "No questions.")

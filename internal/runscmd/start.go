@@ -12,6 +12,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -113,14 +114,21 @@ func (s *StartCmd) Run(e *env) error {
 			}
 		}
 		if e.g.JSON {
-			return e.printJSON(map[string]any{"run_id": id, "state": r.State, "child_session": r.ChildSession, "output_path": r.OutputPath, "run_dir": e.store.RunDir(id)})
+			return e.printJSON(schema.RunStarted{RunID: id, State: r.State, ChildSession: r.ChildSession, OutputPath: r.OutputPath, RunDir: e.store.RunDir(id)})
 		}
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
 	}
 	stopStatus := progress.Start(e.stderr, !e.g.JSON, fmt.Sprintf("waiting for run %s (%s)", id, s.Agent))
-	_ = cmd.Wait()
-	stopStatus()
+	ownerDone := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(ownerDone) }()
+	select {
+	case <-ownerDone:
+		stopStatus()
+	case <-e.ctx.Done(): // Ctrl-C: stop waiting (exit 130); the detached run goes on
+		stopStatus()
+		return fmt.Errorf("stopped waiting; run %s goes on (agent-runs status %s): %w", id, id, e.ctx.Err())
+	}
 	final, err := e.store.Load(id)
 	if err != nil {
 		return err
@@ -141,7 +149,8 @@ func (e *env) launchOwner(id string) (*exec.Cmd, error) {
 func (e *env) printResult(r *runs.Run) error {
 	result := runs.Tail(r.OutputPath, 4000)
 	if e.g.JSON {
-		if err := e.printJSON(map[string]any{"run": r, "result": result}); err != nil {
+		r.Env = nil // environment values stay in run.json only
+		if err := e.printJSON(schema.RunResult{Run: r, Result: result}); err != nil {
 			return err
 		}
 	} else {

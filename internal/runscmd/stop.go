@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/runs"
+	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // StopCmd stops a run.
 type StopCmd struct {
 	RunID string        `arg:"" name:"run" help:"Run id."`
-	Grace time.Duration `default:"5s" help:"Time between SIGTERM and SIGKILL."`
+	Grace time.Duration `default:"5s" zero:"SIGKILL at once" help:"Time between SIGTERM and SIGKILL (0: SIGKILL at once)." placeholder:"DUR"`
 }
 
 // Help shows examples.
@@ -90,7 +91,7 @@ func (s *StopCmd) Run(e *env) error {
 	}
 	if e.g.JSON {
 		r.Env = nil
-		return e.printJSON(map[string]any{"run": r, "cancelled_questions": cancelled})
+		return e.printJSON(schema.Stopped{Run: r, CancelledQuestions: cancelled})
 	}
 	fmt.Fprintf(e.stdout, "Stopped: %s; %d question(s) cancelled.\n", outcome(r), cancelled)
 	return nil
@@ -116,7 +117,7 @@ func (n *NudgeCmd) Run(e *env) error {
 	if r.Finished() || !runs.Alive(r.ChildPid) {
 		if e.g.JSON {
 			r.Env = nil
-			return e.printJSON(map[string]any{"nudged": false, "run": r, "outcome": outcome(r)})
+			return e.printJSON(schema.Nudged{Nudged: false, ChildSession: r.ChildSession, Run: r, Outcome: outcome(r)})
 		}
 		fmt.Fprintf(e.stdout, "Not nudged, nothing restarted: %s\n", outcome(r))
 		return nil
@@ -135,7 +136,7 @@ func (n *NudgeCmd) Run(e *env) error {
 		return fmt.Errorf("nudge %s: %w", r.ID, err)
 	}
 	if e.g.JSON {
-		return e.printJSON(map[string]any{"nudged": true, "message_id": res.ID, "child_session": r.ChildSession})
+		return e.printJSON(schema.Nudged{Nudged: true, MessageID: res.ID, ChildSession: r.ChildSession})
 	}
 	fmt.Fprintf(e.stdout, "Nudged %s (message %s).\n", r.ChildSession, res.ID)
 	return nil

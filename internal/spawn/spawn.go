@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
 )
@@ -30,6 +31,9 @@ var (
 	// that was using it stops instead of starting a broker in a new, empty
 	// one.
 	ErrHomeGone = errors.New("intercom home is gone")
+	// ErrSocketMismatch: the home's broker answers on another socket than
+	// the one asked for (--socket or INTERCOM_SOCKET).
+	ErrSocketMismatch = errors.New("socket mismatch")
 )
 
 // Spawner dials the broker, starting it when needed.
@@ -144,6 +148,9 @@ func (sp *Spawner) checkPid(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			if other := sp.servedSocket(rec.Pid); other != "" {
+				return fmt.Errorf("%w: the broker of %s (PID %d) is healthy but serves socket %s, not %s; drop --socket/INTERCOM_SOCKET or pass --socket %s", ErrSocketMismatch, sp.Layout.Home, rec.Pid, other, sp.Layout.Socket, other)
+			}
 			if v == pidfile.Unprovable {
 				return fmt.Errorf("%w: broker PID %d may still be running and its socket %s does not answer; if that process is not an intercom broker, remove %s", ErrUnhealthy, rec.Pid, sp.Layout.Socket, sp.Layout.PidFile())
 			}
@@ -155,6 +162,35 @@ func (sp *Spawner) checkPid(ctx context.Context) error {
 		case <-time.After(pollEvery):
 		}
 	}
+}
+
+// servedSocket returns the socket that broker pid answers on when it is not
+// ours: the --socket it was started with (Linux: from its command line), or
+// else the home's default socket. "" when none answers.
+func (sp *Spawner) servedSocket(pid int) string {
+	candidates := []string{filepath.Join(paths.SocketDirFor(sp.Layout.Home), "broker.sock")}
+	if data, err := bounded.ReadFile("/proc/"+strconv.Itoa(pid)+"/cmdline", "cmdline", 64<<10); err == nil {
+		args := strings.Split(string(data), "\x00")
+		for i, a := range args {
+			if v, ok := strings.CutPrefix(a, "--socket="); ok {
+				candidates = append([]string{v}, candidates...)
+			} else if a == "--socket" && i+1 < len(args) {
+				candidates = append([]string{args[i+1]}, candidates...)
+			}
+		}
+	}
+	for _, s := range candidates {
+		if s == sp.Layout.Socket {
+			continue
+		}
+		other := *sp
+		other.Layout.Socket = s
+		if c, err := other.dialSocket(); err == nil {
+			c.Close()
+			return s
+		}
+	}
+	return ""
 }
 
 // acquire takes the spawn lock (an flock, so a dead holder never blocks).
@@ -264,15 +300,25 @@ func (sp *Spawner) start(ctx context.Context) error {
 	}
 }
 
+// logTail returns the last lines the broker logged after offset from
+// (reading at most 64 KiB).
 func logTail(path string, from int64) string {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	if int64(len(data)) < from { // rotated since: all of it is new
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	if fi.Size() < from { // rotated since: all of it is new
 		from = 0
 	}
-	data = bytes.TrimSpace(data[from:])
+	from = max(from, fi.Size()-64<<10)
+	data := make([]byte, fi.Size()-from)
+	n, _ := f.ReadAt(data, from)
+	data = bytes.TrimSpace(data[:n])
 	lines := strings.Split(string(data), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]

@@ -19,6 +19,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -790,10 +791,7 @@ func (c *compose) attach(p string) error {
 	if fi.IsDir() {
 		return fmt.Errorf("attach: %s is a directory", p)
 	}
-	if fi.Size() > wire.MaxMessageBytes {
-		return fmt.Errorf("attach: %s is %d bytes; a message holds at most %d", p, fi.Size(), wire.MaxMessageBytes)
-	}
-	data, err := os.ReadFile(abs)
+	data, err := bounded.ReadFile(abs, p, wire.MaxMessageBytes)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}

@@ -413,3 +413,24 @@ func TestCanonicalKey(t *testing.T) {
 		t.Error("ESC M is not alt+shift+m")
 	}
 }
+
+func TestAttachIsBounded(t *testing.T) {
+	sparse := filepath.Join(t.TempDir(), "big.log")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(10 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var c compose
+	for p, want := range map[string]string{sparse: "is 10737418240 bytes; max 1048576", "/dev/zero": "/dev/zero is over 1048576 bytes"} {
+		if err := c.attach(p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("attach %s: %v, want %q", p, err, want)
+		}
+	}
+	if len(c.atts) != 0 {
+		t.Errorf("attached %d files", len(c.atts))
+	}
+}

@@ -60,7 +60,7 @@ type Session struct {
 	Target               string     `json:"target"`
 	Cwd                  string     `json:"cwd"`
 	Project              string     `json:"project"`
-	Model                string     `json:"model,omitempty"`
+	Model                string     `json:"model"`
 	Status               string     `json:"status"`
 	State                string     `json:"state"`
 	AcceptsAsks          bool       `json:"accepts_asks"`
@@ -69,7 +69,7 @@ type Session struct {
 	LastSeen             time.Time  `json:"last_seen"`
 	Connected            bool       `json:"connected"`
 	Ephemeral            bool       `json:"ephemeral,omitempty"`
-	Self                 bool       `json:"self,omitempty"`
+	Self                 bool       `json:"self"`
 	Queued               int        `json:"queued"`
 	Host                 string     `json:"host,omitempty"` // set on sessions of a bridged machine
 }
@@ -202,13 +202,13 @@ type SendRequest struct {
 type SendReply struct {
 	ID        string  `json:"id"`
 	To        Session `json:"to"`
-	Offline   bool    `json:"offline,omitempty"`
-	Duplicate bool    `json:"duplicate,omitempty"`
-	PeerBusy  bool    `json:"peer_busy,omitempty"`
+	Offline   bool    `json:"offline"`
+	Duplicate bool    `json:"duplicate"`
+	PeerBusy  bool    `json:"peer_busy"`
 	// Remote targets: Queued means stored in the local outbox because the
 	// bridge link is down; RemoteStored means the remote broker stored it.
-	Queued       bool `json:"queued,omitempty"`
-	RemoteStored bool `json:"remote_stored,omitempty"`
+	Queued       bool `json:"queued"`
+	RemoteStored bool `json:"remote_stored"`
 }
 
 // AskEvent is published to an ask's WaitSubject.
