@@ -33,7 +33,7 @@ import (
 )
 
 // exitStoreUnavailable is intercom-broker's exit status when its store
-// could not be written (brokercmd.ExitStoreUnavailable).
+// could not be written (kongrun.StatusStoreUnavailable).
 const exitStoreUnavailable = 3
 
 // healBroker starts `intercom-broker --idle-exit=0` for h as the test's own

@@ -138,25 +138,23 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return kongrun.Run("intercom-bridge", &c, args, stdout, stderr, []kong.Option{kong.Name("intercom-bridge"),
 		kong.Description(description), kong.Writers(stdout, stderr), kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	}, func(kctx *kong.Context) int { return run(ctx, &c, kctx, stdout, stderr) })
+	}, func(kctx *kong.Context) int {
+		return kongrun.Report("intercom-bridge", stdout, stderr, false, run(ctx, &c, kctx, stdout, stderr))
+	})
 }
 
 // run carries out the parsed command.
-func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writer) int {
+func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writer) error {
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	var h slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})
 	if c.JSON {
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv})
 	}
 	log := slog.New(h)
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "intercom-bridge: %v\n", err)
-		return code
-	}
 	switch kctx.Command() {
 	case "certs init":
 		if err := certs.Init(c.Certs.Init.Dir); err != nil {
-			return fail(1, err)
+			return err
 		}
 		fmt.Fprintf(stdout, "CA written to %s/ca.crt and %s/ca.key (keep ca.key private)\n", c.Certs.Init.Dir, c.Certs.Init.Dir)
 	case "certs issue":
@@ -166,15 +164,15 @@ func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writ
 			valid = i.ValidFor
 		}
 		if err := certs.ValidName(i.Name); err != nil {
-			return fail(2, err)
+			return kongrun.Usage(err)
 		}
 		if err := certs.Issue(i.Dir, i.Name, time.Now().Add(i.NotBefore-time.Minute), valid); err != nil {
-			return fail(1, err)
+			return err
 		}
 		fmt.Fprintf(stdout, "issued %s/%s.crt and %s/%s.key\n", i.Dir, i.Name, i.Dir, i.Name)
 	case "certs revoke":
 		if err := certs.Revoke(c.Certs.Revoke.Dir, c.Certs.Revoke.Name); err != nil {
-			return fail(1, err)
+			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s; ca.crl updated (restart bridges to apply)\n", c.Certs.Revoke.Name)
 	case "serve", "join <addr>":
@@ -183,11 +181,11 @@ func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writ
 			lf, server = c.Join.linkFlags, false
 		}
 		if err := certs.ValidName(lf.Name); err != nil {
-			return fail(2, fmt.Errorf("--name: %w", err))
+			return kongrun.Usagef("--name: %w", err)
 		}
 		tlsCfg, err := certs.Material{Cert: lf.Cert, Key: lf.Key, CA: lf.CA, CRL: lf.CRL, Peer: lf.Peer}.Config(server)
 		if err != nil {
-			return fail(2, err)
+			return kongrun.Usage(err)
 		}
 		opts := bridge.Options{Name: lf.Name, Peer: lf.Peer, TLS: tlsCfg, Listen: c.Serve.Listen, Addr: c.Join.Addr,
 			Local: intercom.Options{Home: lf.Home, Name: "intercom-bridge", Logger: log}, Log: log,
@@ -202,9 +200,7 @@ func run(ctx context.Context, c *cli, kctx *kong.Context, stdout, stderr io.Writ
 		if server {
 			run = bridge.Serve
 		}
-		if err := run(ctx, opts); err != nil {
-			return fail(1, err)
-		}
+		return run(ctx, opts)
 	}
-	return 0
+	return nil
 }

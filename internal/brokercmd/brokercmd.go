@@ -44,12 +44,6 @@ type cmd struct {
 	Completion kongrun.CompletionCmd `cmd:"" group:"Help and set-up" help:"Print a bash, zsh or fish completion script."`
 }
 
-// ExitStoreUnavailable is the exit status of a broker that stopped because
-// its store could not be written (home deleted, database directory
-// unwritable or read-only, I/O errors). 1 is any other failure, 2 a usage
-// error.
-const ExitStoreUnavailable = 3
-
 type serveCmd struct{}
 
 // Help shows examples.
@@ -83,11 +77,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return kongrun.Run("intercom-broker", &c, args, stdout, stderr, []kong.Option{kong.Name("intercom-broker"),
 		kong.Description(description), kong.Writers(stdout, stderr),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	}, func(*kong.Context) int { return serve(ctx, &c, stderr) })
+	}, func(*kong.Context) int {
+		return kongrun.Report("intercom-broker", stdout, stderr, false, serve(ctx, &c, stderr))
+	})
 }
 
-// serve configures logging and the layout and runs the broker.
-func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
+// serve configures logging and the layout and runs the broker. A broker
+// that stopped because its store could not be written exits with
+// kongrun.StatusStoreUnavailable (3); bad flags or config are usage errors
+// (2), anything else a failure (1).
+func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 	var h slog.Handler
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	out := stderr
@@ -106,8 +105,7 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 	log := slog.New(fold)
 	stopProfiles, err := startProfiles(c.CPUProfile, c.MemProfile)
 	if err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
-		return 1
+		return err
 	}
 	defer stopProfiles(log)
 	layout, err := paths.Resolve(c.Home, c.Socket)
@@ -115,16 +113,14 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 		err = paths.CheckParent(layout.Home)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
-		return 1
+		return err
 	}
 	cfg, warnings, err := config.Load(layout.ConfigFile())
 	for _, w := range warnings {
 		log.Warn(w)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
-		return 2
+		return err // config.ErrInvalid: a usage error
 	}
 	idle := cfg.IdleExit()
 	if c.IdleExit != nil {
@@ -132,14 +128,12 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) int {
 	}
 	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: spawn.SignalReady})
 	if errors.Is(err, broker.ErrStoreUnavailable) {
-		return ExitStoreUnavailable // the broker logged why
+		return kongrun.Exit(kongrun.StatusStoreUnavailable, "") // the broker logged why
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "intercom-broker: %v\n", err)
 		log.Error("broker failed", "err", err)
-		return 1
 	}
-	return 0
+	return err
 }
 
 // startProfiles starts a CPU profile and arranges an allocation profile at

@@ -6,7 +6,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -63,14 +61,6 @@ type CLI struct {
 
 	kongrun.Builtins
 }
-
-// usageError marks an error as a usage error (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // env is what commands get through kong bindings.
 type env struct {
@@ -150,32 +140,10 @@ func (e *env) loadConfig() error {
 }
 
 // report prints err (one line on stderr, or the JSON error envelope on
-// stdout with --json) and maps it to an exit status (kongrun.Classify).
+// stdout with --json) and returns the exit status (kongrun.Report).
 func (e *env) report(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ex exitError
-	if errors.As(err, &ex) {
-		if ex.msg != "" {
-			kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), schema.CodeFailed)
-		}
-		return ex.code
-	}
-	var ue usageError
-	status, code := kongrun.Classify(err, errors.As(err, &ue))
-	kongrun.PrintError("intercom", e.stdout, e.stderr, e.g.JSON, err, code)
-	return status
+	return kongrun.Report("intercom", e.stdout, e.stderr, e.g.JSON, err)
 }
-
-// exitError carries an explicit status (message may be empty when the
-// command already printed its outcome).
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e exitError) Error() string { return e.msg }
 
 // connect opens a client with the configured home and socket.
 func (e *env) connect() (*intercom.Client, error) { return e.connectHome(false) }
@@ -219,7 +187,7 @@ func (e *env) self(c *intercom.Client) (string, error) {
 // needSelf is self() for commands that cannot work without a session.
 func (e *env) needSelf(c *intercom.Client, cmd string) (string, error) {
 	if e.g.Session == "" {
-		return "", usagef("%s needs --session or INTERCOM_SESSION: the session to act as", cmd)
+		return "", kongrun.Usagef("%s needs --session or INTERCOM_SESSION: the session to act as", cmd)
 	}
 	return e.self(c)
 }

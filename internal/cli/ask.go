@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -41,7 +42,7 @@ Examples:
 // Run asks.
 func (a *AskCmd) Run(e *env) error {
 	if a.Delivery == wire.DeliveryPassive {
-		return usagef("passive delivery cannot be used for an ask: it never wakes the recipient, so nobody would answer (use --delivery steer or queue, or send --delivery passive)")
+		return kongrun.Usagef("passive delivery cannot be used for an ask: it never wakes the recipient, so nobody would answer (use --delivery steer or queue, or send --delivery passive)")
 	}
 	text, err := messageText(e, a.Message)
 	if err != nil {
@@ -83,7 +84,7 @@ func (a *AskCmd) Run(e *env) error {
 		reason := askReason(err)
 		if e.g.JSON && reason != "" {
 			_ = e.printJSON(schema.Ask{OK: false, Reason: reason, AskID: res.AskID, To: cmp.Or(res.To.Target, a.To), Error: err.Error()})
-			return exitError{code: 1}
+			return kongrun.Exit(1, "")
 		}
 		if errors.Is(err, intercom.ErrPeerBusy) {
 			return fmt.Errorf("ask %s: peer_busy: it does not accept asks now; the message %s was delivered but nobody waits for the reply (use send, or --delivery steer to wait anyway)", res.To.Target, res.AskID)

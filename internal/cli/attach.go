@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -78,11 +79,11 @@ func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
 // Run holds the session.
 func (a *AttachCmd) Run(e *env) error {
 	if a.Resume != "" && a.ID != "" {
-		return usagef("--resume cannot be combined with --id (both name the session to take over)")
+		return kongrun.Usagef("--resume cannot be combined with --id (both name the session to take over)")
 	}
 	if a.Name != "" {
 		if err := presence.ValidateName(a.Name); err != nil {
-			return usageError{err}
+			return kongrun.Usage(err)
 		}
 	}
 	c, err := e.connect()

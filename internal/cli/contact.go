@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -64,15 +65,15 @@ func readChildEnv() (childEnv, error) {
 	}
 	idx := get("INTERCOM_CHILD_INDEX", "PI_SUBAGENT_CHILD_INDEX")
 	if ce.supervisor == "" || ce.run == "" || ce.agent == "" || idx == "" {
-		return ce, usagef("contact-supervisor is only available inside a supervised run: INTERCOM_SUPERVISOR, INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX must all be set (agent-runs start sets them)")
+		return ce, kongrun.Usagef("contact-supervisor is only available inside a supervised run: INTERCOM_SUPERVISOR, INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX must all be set (agent-runs start sets them)")
 	}
 	n, err := strconv.Atoi(idx)
 	if err != nil || n < 0 {
-		return ce, usagef("INTERCOM_CHILD_INDEX must be a non-negative integer, got %q", idx)
+		return ce, kongrun.Usagef("INTERCOM_CHILD_INDEX must be a non-negative integer, got %q", idx)
 	}
 	ce.index = n
 	if err := runs.ValidID(ce.run); err != nil {
-		return ce, usagef("INTERCOM_RUN_ID: %v", err)
+		return ce, kongrun.Usagef("INTERCOM_RUN_ID: %v", err)
 	}
 	return ce, nil
 }
@@ -87,7 +88,7 @@ func (cc *ContactCmd) Run(e *env) error {
 	switch cc.Reason {
 	case runs.ReasonInterview:
 		if cc.Interview == "" {
-			return usagef("interview_request requires --interview FILE|-")
+			return kongrun.Usagef("interview_request requires --interview FILE|-")
 		}
 		var data []byte
 		if cc.Interview == "-" {
@@ -96,17 +97,17 @@ func (cc *ContactCmd) Run(e *env) error {
 			data, err = bounded.ReadFile(cc.Interview, "--interview "+cc.Interview, wire.MaxMessageBytes)
 		}
 		if err != nil {
-			return usagef("read interview: %w", err)
+			return kongrun.Usagef("read interview: %w", err)
 		}
 		if iv, err = runs.ParseInterview(data); err != nil {
-			return usageError{err}
+			return kongrun.Usage(err)
 		}
 	default:
 		if cc.Interview != "" {
-			return usagef("--interview is only valid with --reason interview_request")
+			return kongrun.Usagef("--interview is only valid with --reason interview_request")
 		}
 		if strings.TrimSpace(cc.Message) == "" {
-			return usagef("%s requires --message", cc.Reason)
+			return kongrun.Usagef("%s requires --message", cc.Reason)
 		}
 	}
 	if cc.Message != "" { // optional with an interview; required (above) otherwise
@@ -266,7 +267,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 			return e.answered(c, st, q, iv, a.Message, self, "")
 		}
 		if cur, err := st.LoadQuestion(ce.run, q.ID); err == nil && cur.State == runs.QCancelled {
-			return exitError{code: 1, msg: fmt.Sprintf("question %s was cancelled by the supervisor", q.ID)}
+			return kongrun.Exit(1, fmt.Sprintf("question %s was cancelled by the supervisor", q.ID))
 		}
 		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 		m, err := sub.NextMsgWithContext(ctx)

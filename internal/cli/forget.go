@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -47,10 +48,10 @@ func (f *ForgetCmd) Run(e *env) error {
 	}
 	if !f.Yes {
 		if !tty.Is(e.stdin) {
-			return usagef("forget %s: refusing without --yes (stdin is not a terminal)", f.Target)
+			return kongrun.Usagef("forget %s: refusing without --yes (stdin is not a terminal)", f.Target)
 		}
 		if !e.confirm(fmt.Sprintf("Forget session %s (%s) and its undelivered messages?", s.Name, s.ID)) {
-			return exitError{code: 1, msg: "forget cancelled"}
+			return kongrun.Exit(1, "forget cancelled")
 		}
 	}
 	if err := c.Forget(e.ctx, s.ID); err != nil {

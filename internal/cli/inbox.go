@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -33,7 +34,7 @@ Examples:
 // Run fetches.
 func (in *InboxCmd) Run(e *env) error {
 	if in.Limit < 0 {
-		return usagef("--limit must be >= 0")
+		return kongrun.Usagef("--limit must be >= 0")
 	}
 	c, err := e.connect()
 	if err != nil {

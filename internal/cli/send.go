@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/internal/tty"
@@ -75,7 +76,7 @@ func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 		case errors.As(err, &tl):
 			return nil, tooLarge(fmt.Sprintf("message too large: %s is over %d bytes; max %d for the whole message (text and attachments)", tl.What, tl.Max, wire.MaxMessageBytes))
 		case err != nil:
-			return nil, usagef("%s %s: %v", flag, path, cmp.Or(errors.Unwrap(err), err))
+			return nil, kongrun.Usagef("%s %s: %v", flag, path, cmp.Or(errors.Unwrap(err), err))
 		}
 		return data, nil
 	}
@@ -90,7 +91,7 @@ func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 		spec, path, ok := strings.Cut(s, "=")
 		name, lang, _ := strings.Cut(spec, ":")
 		if !ok || name == "" || path == "" {
-			return nil, usagef("--snippet %q: want NAME[:LANG]=PATH", s)
+			return nil, kongrun.Usagef("--snippet %q: want NAME[:LANG]=PATH", s)
 		}
 		data, err := read("--snippet", path)
 		if err != nil {
@@ -101,7 +102,7 @@ func (f *MessageFlags) attachments(text string) ([]wire.Attachment, error) {
 	for _, c := range f.Contexts {
 		name, text, ok := strings.Cut(c, "=")
 		if !ok || name == "" {
-			return nil, usagef("--context %q: want NAME=TEXT", c)
+			return nil, kongrun.Usagef("--context %q: want NAME=TEXT", c)
 		}
 		out = append(out, wire.Attachment{Type: "context", Name: name, Content: text})
 	}
@@ -120,7 +121,7 @@ func messageText(e *env, words []string) (string, error) {
 	if len(words) == 1 && words[0] == "-" {
 		data, err := bounded.Read(e.stdin, "stdin", wire.MaxMessageBytes)
 		if errors.Is(err, bounded.ErrTooLarge) {
-			return "", usagef("message too large: %w", err)
+			return "", kongrun.Usagef("message too large: %w", err)
 		}
 		if err != nil {
 			return "", fmt.Errorf("read stdin: %w", err)
@@ -133,14 +134,14 @@ func messageText(e *env, words []string) (string, error) {
 // checkMessage validates text and attachments before contacting the broker.
 func checkMessage(text string, att []wire.Attachment) error {
 	if strings.TrimSpace(text) == "" && len(att) == 0 {
-		return usagef("message is empty")
+		return kongrun.Usagef("message is empty")
 	}
 	if err := presence.ValidText("message", text); err != nil {
-		return usagef("%v", err)
+		return kongrun.Usagef("%v", err)
 	}
 	m := wire.Message{Text: text, Attachments: att}
 	if n := m.Size(); n > wire.MaxMessageBytes {
-		return usagef("message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
+		return kongrun.Usagef("message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
 	}
 	return nil
 }
@@ -195,7 +196,7 @@ func (s *SendCmd) Run(e *env) error {
 	defer c.Close()
 	if e.cfg.ConfirmSend && req.ReplyTo == "" && !s.Yes && tty.Is(e.stdin) {
 		if !e.confirm(fmt.Sprintf("Send this message to %s?", s.To)) {
-			return exitError{code: 1, msg: "send cancelled"}
+			return kongrun.Exit(1, "send cancelled")
 		}
 	}
 	if req.From, err = e.sender(c); err != nil {
@@ -238,17 +239,17 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	case s.QueueMode != "" && delivery == "":
 		delivery = wire.DeliveryQueue
 	case s.QueueMode != "" && delivery != wire.DeliveryQueue:
-		return wire.SendRequest{}, usagef("--queue-mode %s requires --delivery queue, not %s", s.QueueMode, delivery)
+		return wire.SendRequest{}, kongrun.Usagef("--queue-mode %s requires --delivery queue, not %s", s.QueueMode, delivery)
 	}
 	queueMode := s.QueueMode
 	if queueMode == "stack" { // the reference's default: every message kept
 		queueMode = ""
 	}
 	if s.QueueMode == "replace" && s.Thread == "" {
-		return wire.SendRequest{}, usagef("--queue-mode replace requires --thread")
+		return wire.SendRequest{}, kongrun.Usagef("--queue-mode replace requires --thread")
 	}
 	if s.Thread != "" && s.QueueMode != "replace" {
-		return wire.SendRequest{}, usagef("--thread is only valid with --queue-mode replace")
+		return wire.SendRequest{}, kongrun.Usagef("--thread is only valid with --queue-mode replace")
 	}
 	return wire.SendRequest{
 		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/presence"
 )
 
@@ -30,7 +31,7 @@ Examples:
 func (s *StateCmd) Run(e *env) error {
 	status := s.Status
 	if err := presence.ValidateStatus(status); err != nil || strings.Contains(status, " · ") {
-		return usagef("invalid status %q: want idle, thinking or tool:NAME", status)
+		return kongrun.Usagef("invalid status %q: want idle, thinking or tool:NAME", status)
 	}
 	suffix := s.Suffix
 	if suffix == "" {

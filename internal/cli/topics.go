@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -12,7 +13,7 @@ import (
 
 func checkTopic(t string) error {
 	if err := presence.ValidateTopic(t); err != nil {
-		return usageError{err}
+		return kongrun.Usage(err)
 	}
 	return nil
 }
@@ -134,13 +135,13 @@ func (p *PublishCmd) Run(e *env) error {
 		return err
 	}
 	if strings.TrimSpace(text) == "" {
-		return usagef("publish: message is empty")
+		return kongrun.Usagef("publish: message is empty")
 	}
 	if (p.Resource == "") != (p.Ownership == "") {
-		return usagef("--resource and --ownership go together")
+		return kongrun.Usagef("--resource and --ownership go together")
 	}
 	if p.Event == wire.EventRelease && p.Ownership == wire.OwnershipHeld {
-		return usagef("--event release cannot declare --ownership held")
+		return kongrun.Usagef("--event release cannot declare --ownership held")
 	}
 	version := p.Version // 0: the broker orders by its own clock
 	c, err := e.connect()

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/tty"
@@ -61,12 +62,12 @@ func (u *UICmd) Run(e *env) error {
 		name = defaultUIName()
 	}
 	if err := presence.ValidateName(name); err != nil {
-		return usageError{err}
+		return kongrun.Usage(err)
 	}
 	// Checked before anything is registered: a UI that cannot start leaves
 	// no session behind.
 	if !tty.Is(e.stdin) || !tty.Is(e.stdout) {
-		return usagef("ui needs a terminal: stdin and stdout must be a tty")
+		return kongrun.Usagef("ui needs a terminal: stdin and stdout must be a tty")
 	}
 	l, err := paths.Resolve(e.g.Home, e.g.Socket)
 	if err != nil {

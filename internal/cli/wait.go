@@ -10,6 +10,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -55,8 +56,8 @@ func (w *WaitCmd) Run(e *env) error {
 		e.g.Session = agentsession.SessionID("claude", in.SessionID)
 	}
 	err := w.wait(e)
-	var ex exitError
-	if err != nil && !(errors.As(err, &ex) && ex.code == 2) {
+	var ex kongrun.ExitError
+	if err != nil && !(errors.As(err, &ex) && ex.Code == 2) {
 		fmt.Fprintf(e.stderr, "intercom wait: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		return nil
 	}
@@ -119,7 +120,7 @@ func (w *WaitCmd) wait(e *env) error {
 			return err
 		}
 		if woken {
-			return exitError{code: 2}
+			return kongrun.Exit(2, "")
 		}
 	}
 }

@@ -6,9 +6,11 @@
 // binary loads any configuration; a subcommand's help lists its own flags and
 // names the global ones once instead of repeating them.
 //
-// Every failure is reported by PrintError with the status Classify gives
-// it: 1 failure, 2 usage, 130 interrupted; with --json as the error
-// envelope {"error":{"code","message"}} on stdout (docs/json.md).
+// Every failure of every binary is reported by Report, with the status
+// Classify gives it: 1 failure, 2 usage (a UsageError, or bad input), 130
+// interrupted, or an ExitError's own status (3: the broker's store became
+// unavailable); with --json as the error envelope {"error":{"code","message"}}
+// on stdout (docs/json.md).
 package kongrun
 
 import (

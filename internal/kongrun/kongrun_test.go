@@ -2,7 +2,10 @@ package kongrun
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -114,5 +117,46 @@ func TestCompletionAnswersTheShell(t *testing.T) {
 	code, out, _ := runTest(t)
 	if code != 0 || strings.TrimSpace(out) != "do" {
 		t.Fatalf("COMP_LINE=%q: %d %q, want do", "tool d", code, out)
+	}
+}
+
+func TestReportStatusesAndCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		status     int
+		code, text string // code "" means nothing is printed
+	}{
+		{"nil", nil, 0, "", ""},
+		{"usage", Usagef("--limit must be >= 0"), 2, "usage", "--limit must be >= 0"},
+		{"wrapped usage", fmt.Errorf("send: %w", Usage(errors.New("bad target"))), 2, "usage", "send: bad target"},
+		{"failure", errors.New("disk on fire"), 1, "failed", "disk on fire"},
+		{"interrupted", fmt.Errorf("wait: %w", context.Canceled), 130, "interrupted", "interrupted"},
+		{"exit with message", Exit(1, "send cancelled"), 1, "failed", "send cancelled"},
+		{"silent exit", Exit(2, ""), 2, "", ""},
+		{"store unavailable", Exit(StatusStoreUnavailable, ""), 3, "", ""},
+	} {
+		var out, errb bytes.Buffer
+		if got := Report("tool", &out, &errb, false, tc.err); got != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.status)
+		}
+		if tc.code == "" {
+			if out.Len()+errb.Len() != 0 {
+				t.Errorf("%s: printed %q %q, want nothing", tc.name, out.String(), errb.String())
+			}
+			continue
+		}
+		if want := "tool: " + tc.text + "\n"; errb.String() != want || out.Len() != 0 {
+			t.Errorf("%s: stderr %q stdout %q, want stderr %q", tc.name, errb.String(), out.String(), want)
+		}
+		out.Reset()
+		errb.Reset()
+		Report("tool", &out, &errb, true, tc.err)
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Error.Code != tc.code || errb.Len() != 0 {
+			t.Errorf("%s --json: stdout %q stderr %q (%v), want code %q on stdout only", tc.name, out.String(), errb.String(), err, tc.code)
+		}
 	}
 }

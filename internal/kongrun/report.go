@@ -23,21 +23,25 @@ const (
 	StatusFailure     = 1
 	StatusUsage       = 2
 	StatusInterrupted = 130 // 128 + SIGINT: Ctrl-C or SIGTERM ended the command
+	// StatusStoreUnavailable is intercom-broker's status when it stopped
+	// because its store could not be written (home deleted, database
+	// directory unwritable or read-only, I/O errors).
+	StatusStoreUnavailable = 3
 )
 
 // Classify maps an error to its exit status and stable error code: 130 when
 // the command was interrupted, 2 for bad input (usage, invalid config or
-// duration, a request the broker refused as malformed or too large), 1 for
-// any other failure. usage reports whether a CLI's own usage error type
-// matched.
-func Classify(err error, usage bool) (int, string) {
+// duration, a UsageError, a request the broker refused as malformed or too
+// large), 1 for any other failure.
+func Classify(err error) (int, string) {
 	var we *wire.Error
+	var ue UsageError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return StatusInterrupted, schema.CodeInterrupted
 	case errors.Is(err, bounded.ErrTooLarge):
 		return StatusUsage, wire.CodeTooLarge
-	case usage, errors.Is(err, duration.ErrInvalid), errors.Is(err, paths.ErrNoParent):
+	case errors.As(err, &ue), errors.Is(err, duration.ErrInvalid), errors.Is(err, paths.ErrNoParent):
 		return StatusUsage, schema.CodeUsage
 	case errors.Is(err, config.ErrInvalid):
 		return StatusUsage, schema.CodeConfig

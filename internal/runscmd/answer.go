@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -37,7 +38,7 @@ Examples:
 func (a *AnswerCmd) Run(e *env) error {
 	text := strings.Join(a.Message, " ")
 	if strings.TrimSpace(text) == "" {
-		return usagef("answer is empty")
+		return kongrun.Usagef("answer is empty")
 	}
 	r, err := e.load(a.RunID)
 	if err != nil {
@@ -45,7 +46,7 @@ func (a *AnswerCmd) Run(e *env) error {
 	}
 	q, err := e.store.LoadQuestion(r.ID, a.QuestionID)
 	if errors.Is(err, runs.ErrNotFound) {
-		return exitError{1, fmt.Sprintf("run %s has no question %q (see `agent-runs questions --id %s`)", r.ID, a.QuestionID, r.ID)}
+		return kongrun.Exit(1, fmt.Sprintf("run %s has no question %q (see `agent-runs questions --id %s`)", r.ID, a.QuestionID, r.ID))
 	}
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func (a *AnswerCmd) Run(e *env) error {
 	rec := schema.AnswerReceipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: e.store.AnswerPath(r.ID, q.ID)}
 	_, created, err := e.store.SaveAnswer(r.ID, q.ID, text, "agent-runs answer")
 	if errors.Is(err, runs.ErrConflict) {
-		return exitError{1, fmt.Sprintf("conflicting answer refused: %v", err)}
+		return kongrun.Exit(1, fmt.Sprintf("conflicting answer refused: %v", err))
 	}
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func (e *env) receipt(rec schema.AnswerReceipt, err error) error {
 		fmt.Fprintf(e.stdout, "Question %s of run %s: %s.\nAnswer: %s\n", rec.QuestionID, rec.RunID, rec.Note, rec.AnswerPath)
 	}
 	if err != nil {
-		return exitError{1, err.Error()}
+		return kongrun.Exit(1, err.Error())
 	}
 	return nil
 }
@@ -193,7 +194,7 @@ func (cc *ContinueCmd) Run(e *env) error {
 		return err
 	}
 	if r.State == runs.StateRunning && runs.Alive(r.ChildPid) {
-		return exitError{1, fmt.Sprintf("run %s is still running; nothing to continue", r.ID)}
+		return kongrun.Exit(1, fmt.Sprintf("run %s is still running; nothing to continue", r.ID))
 	}
 	qs, err := e.store.Questions(r.ID)
 	if err != nil {
@@ -209,7 +210,7 @@ func (cc *ContinueCmd) Run(e *env) error {
 		}
 	}
 	if answered == nil {
-		return exitError{1, fmt.Sprintf("run %s has no saved, unconsumed answer to continue with", r.ID)}
+		return kongrun.Exit(1, fmt.Sprintf("run %s has no saved, unconsumed answer to continue with", r.ID))
 	}
 	var nr *runs.Run
 	if r.RevivedTo != "" {

@@ -18,7 +18,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
-	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -45,17 +44,6 @@ type CLI struct {
 
 	kongrun.Builtins
 }
-
-type usageError struct{ error }
-
-func usagef(f string, a ...any) error { return usageError{fmt.Errorf(f, a...)} }
-
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e exitError) Error() string { return e.msg }
 
 type env struct {
 	ctx    context.Context
@@ -104,22 +92,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // report prints err (one line on stderr, or the JSON error envelope on
-// stdout with --json) and maps it to an exit status (kongrun.Classify).
+// stdout with --json) and returns the exit status (kongrun.Report).
 func (e *env) report(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ex exitError
-	if errors.As(err, &ex) {
-		if ex.msg != "" {
-			kongrun.PrintError("agent-runs", e.stdout, e.stderr, e.g.JSON, errors.New(ex.msg), schema.CodeFailed)
-		}
-		return ex.code
-	}
-	var ue usageError
-	status, code := kongrun.Classify(err, errors.As(err, &ue))
-	kongrun.PrintError("agent-runs", e.stdout, e.stderr, e.g.JSON, err, code)
-	return status
+	return kongrun.Report("agent-runs", e.stdout, e.stderr, e.g.JSON, err)
 }
 
 func (e *env) connect() (*intercom.Client, error) {
@@ -157,7 +132,7 @@ func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {
 func (e *env) load(id string) (*runs.Run, error) {
 	r, err := e.store.Load(id)
 	if errors.Is(err, runs.ErrNotFound) {
-		return nil, exitError{1, fmt.Sprintf("no run %q (see `agent-runs list --all`)", id)}
+		return nil, kongrun.Exit(1, fmt.Sprintf("no run %q (see `agent-runs list --all`)", id))
 	}
 	return r, err
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
@@ -63,10 +64,10 @@ func summaries(st runs.Store, qs []*runs.Question) []schema.QuestionSummary {
 // Run pages.
 func (q *QuestionsCmd) Run(e *env) error {
 	if q.Limit < 1 || q.Limit > 100 {
-		return usagef("--limit must be between 1 and 100, got %d", q.Limit)
+		return kongrun.Usagef("--limit must be between 1 and 100, got %d", q.Limit)
 	}
 	if q.Offset < 0 {
-		return usagef("--offset must be >= 0")
+		return kongrun.Usagef("--offset must be >= 0")
 	}
 	sup, err := e.filterSupervisor(q.All)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -49,14 +50,14 @@ func (s *StartCmd) Run(e *env) error {
 		s.Cmd = s.Cmd[1:]
 	}
 	if len(s.Cmd) == 0 {
-		return usagef("start: give the command after --, e.g. agent-runs start --agent worker -- ./worker.sh")
+		return kongrun.Usagef("start: give the command after --, e.g. agent-runs start --agent worker -- ./worker.sh")
 	}
 	if s.Index != nil && *s.Index < 0 {
-		return usagef("--index must be >= 0")
+		return kongrun.Usagef("--index must be >= 0")
 	}
 	bin, err := exec.LookPath(s.Cmd[0])
 	if err != nil {
-		return usagef("start: command %q: %v", s.Cmd[0], errors.Unwrap(err))
+		return kongrun.Usagef("start: command %q: %v", s.Cmd[0], errors.Unwrap(err))
 	}
 	if abs, err := filepath.Abs(bin); err == nil {
 		bin = abs
@@ -71,7 +72,7 @@ func (s *StartCmd) Run(e *env) error {
 		return err
 	}
 	if !ok {
-		return usagef("start needs --supervisor or INTERCOM_SESSION: the session that receives questions and completion notices")
+		return kongrun.Usagef("start needs --supervisor or INTERCOM_SESSION: the session that receives questions and completion notices")
 	}
 	cwd, _ := os.Getwd()
 	index := 0
@@ -160,7 +161,7 @@ func (e *env) printResult(r *runs.Run) error {
 		}
 	}
 	if r.State != runs.StateCompleted {
-		return exitError{code: 1}
+		return kongrun.Exit(1, "")
 	}
 	return nil
 }
