@@ -1,19 +1,17 @@
 package agentsession
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -118,35 +116,20 @@ func ensureHeld(ctx context.Context, c *intercom.Client, home string, b Binding,
 	if cwd != "" {
 		args = append(args, "--cwd", cwd)
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "INTERCOM_HOME="+home)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := cmd.StdoutPipe()
+	// The holder keeps the caller's working directory: without --cwd it
+	// reports it as the session's.
+	child, err := detach.Start(detach.Spec{Path: exe, Args: args, Env: append(os.Environ(), "INTERCOM_HOME="+home)})
 	if err != nil {
 		return fmt.Errorf("start session holder: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start session holder: %w", err)
+	if err := child.WaitReady(ctx, holderWait); err != nil {
+		return fmt.Errorf("session holder did not start: %w", err)
 	}
-	go func() { _ = cmd.Wait() }()
-	ready := make(chan error, 1)
-	go func() {
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err == nil && strings.HasPrefix(line, "ready") {
-			ready <- nil
-			return
-		}
-		ready <- fmt.Errorf("session holder did not start (%q)", strings.TrimSpace(line))
-	}()
-	select {
-	case err := <-ready:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(10 * time.Second):
-		return errors.New("session holder did not start in 10s")
-	}
+	return nil
 }
+
+// holderWait bounds how long a holder may take to register its session.
+const holderWait = 10 * time.Second
 
 // LockDelivery serialises delivery to session between the processes that
 // deliver for one agent (hooks, MCP server, wait): each takes it around

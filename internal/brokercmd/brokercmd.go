@@ -17,9 +17,9 @@ import (
 	"github.com/intercom-dev/intercom/internal/broker"
 	"github.com/intercom-dev/intercom/internal/brokerlog"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
-	"github.com/intercom-dev/intercom/internal/spawn"
 )
 
 type cmd struct {
@@ -87,6 +87,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // kongrun.StatusStoreUnavailable (3); bad flags or config are usage errors
 // (2), anything else a failure (1).
 func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
+	ready := detach.TakeReady() // the client that spawned us waits on it
 	var h slog.Handler
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	out := stderr
@@ -126,7 +127,7 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: spawn.SignalReady})
+	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: ready.Signal})
 	if errors.Is(err, broker.ErrStoreUnavailable) {
 		return kongrun.Exit(kongrun.StatusStoreUnavailable, "") // the broker logged why
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
@@ -28,6 +29,7 @@ func (HoldCmd) Help() string {
 
 // Run holds.
 func (h *HoldCmd) Run(e *env) error {
+	ready := detach.TakeReady() // the hook or MCP server that started us waits on it
 	c, err := e.connect()
 	if err != nil {
 		return err
@@ -45,6 +47,7 @@ func (h *HoldCmd) Run(e *env) error {
 	if f, ok := e.stdout.(*os.File); ok {
 		_ = f.Close()
 	}
+	ready.Signal()
 	store := agentsession.Open(c.Layout().Home)
 	harness := proctree.Proc{Pid: h.Pid, Start: h.Start}
 	held := func() bool {

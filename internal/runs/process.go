@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 )
 
@@ -62,23 +63,22 @@ func EnvKeys(env []string) []string {
 	return keys
 }
 
-// StartOwner starts `exe args...` detached in its own session, with stderr to
-// logPath. The caller may Wait on the returned command or let it go.
-func StartOwner(exe string, args []string, env []string, logPath string) (*exec.Cmd, error) {
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open owner log: %w", err)
+// Launcher starts the detached owner of run id (package detach).
+type Launcher func(id string) (*detach.Child, error)
+
+// OwnerLauncher is the Launcher that runs `exe own RUN` (exe is agent-runs)
+// for the runs in st, with INTERCOM_HOME=home and the owner's output in the
+// run's owner.log. The owner reports readiness once it has recorded the
+// launch (running, or failed).
+func OwnerLauncher(exe, home string, st Store) Launcher {
+	return func(id string) (*detach.Child, error) {
+		child, err := detach.Start(detach.Spec{Path: exe, Args: []string{"own", id}, Dir: "/",
+			Env: append(os.Environ(), "INTERCOM_HOME="+home), Log: filepath.Join(st.RunDir(id), "owner.log")})
+		if err != nil {
+			return nil, fmt.Errorf("start run owner: %w", err)
+		}
+		return child, nil
 	}
-	defer logf.Close()
-	cmd := exec.Command(exe, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start run owner: %w", err)
-	}
-	return cmd, nil
 }
 
 // Alive reports whether pid runs (and is not a zombie).

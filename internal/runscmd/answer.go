@@ -166,11 +166,9 @@ func (e *env) launchRevival(old *runs.Run, newID, answerPath string, q *runs.Que
 	if nr.State != runs.StateStarting || runs.Alive(nr.OwnerPid) {
 		return nr, nil // already launched
 	}
-	cmd, err := e.launchOwner(nr.ID)
-	if err != nil {
+	if _, err := e.launch(nr.ID); err != nil {
 		return nil, err
 	}
-	go func() { _ = cmd.Wait() }()
 	if q != nil {
 		_ = e.store.MarkConsumed(old.ID, q.ID)
 	}

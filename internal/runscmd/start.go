@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/runs"
@@ -95,24 +96,17 @@ func (s *StartCmd) Run(e *env) error {
 			return err
 		}
 	}
-	cmd, err := e.launchOwner(id)
+	owner, err := e.launch(id)
 	if err != nil {
 		return err
 	}
 	if !s.Wait {
-		ownerDone := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(ownerDone) }()
 		// Return once the owner has recorded the launch (running, or failed).
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			if cur, err := e.store.Load(id); err == nil && cur.State != runs.StateStarting {
-				r = cur
-				break
-			}
-			select {
-			case <-ownerDone:
-				deadline = time.Now()
-			case <-time.After(10 * time.Millisecond):
-			}
+		if err := owner.WaitReady(e.ctx, 10*time.Second); err != nil {
+			e.log.Debug("run owner not ready", "run", id, "err", err)
+		}
+		if cur, err := e.store.Load(id); err == nil {
+			r = cur
 		}
 		if e.g.JSON {
 			return e.printJSON(schema.RunStarted{RunID: id, State: r.State, ChildSession: r.ChildSession, OutputPath: r.OutputPath, RunDir: e.store.RunDir(id)})
@@ -121,10 +115,8 @@ func (s *StartCmd) Run(e *env) error {
 		return nil
 	}
 	stopStatus := progress.Start(e.stderr, !e.g.JSON, fmt.Sprintf("waiting for run %s (%s)", id, s.Agent))
-	ownerDone := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(ownerDone) }()
 	select {
-	case <-ownerDone:
+	case <-owner.Exited():
 		stopStatus()
 	case <-e.ctx.Done(): // Ctrl-C: stop waiting (exit 130); the detached run goes on
 		stopStatus()
@@ -137,14 +129,13 @@ func (s *StartCmd) Run(e *env) error {
 	return e.printResult(final)
 }
 
-// launchOwner starts `agent-runs own RUN` detached.
-func (e *env) launchOwner(id string) (*exec.Cmd, error) {
+// launch starts `agent-runs own RUN` detached (runs.OwnerLauncher).
+func (e *env) launch(id string) (*detach.Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find agent-runs: %w", err)
 	}
-	envv := append(os.Environ(), "INTERCOM_HOME="+e.layout.Home)
-	return runs.StartOwner(exe, []string{"own", id}, envv, filepath.Join(e.store.RunDir(id), "owner.log"))
+	return runs.OwnerLauncher(exe, e.layout.Home, e.store)(id)
 }
 
 func (e *env) printResult(r *runs.Run) error {
@@ -178,6 +169,7 @@ func (o *OwnCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	ready := detach.TakeReady() // `agent-runs start` waits on it
 	ctx := context.Background() // the owner is not stopped by signals; stop kills the child
 	signalIgnore()
 	c, err := e.connect()
@@ -208,6 +200,7 @@ func (o *OwnCmd) Run(e *env) error {
 	}); err != nil {
 		e.log.Error("record start", "err", err)
 	}
+	ready.Signal()
 	werr := cmd.Wait()
 	code := cmd.ProcessState.ExitCode()
 	r, err = e.store.Update(r.ID, func(r *runs.Run) error {

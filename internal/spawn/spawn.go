@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
 )
@@ -249,38 +250,18 @@ func (sp *Spawner) start(ctx context.Context) error {
 		return err
 	}
 	args := append(append([]string{}, sp.Args...), "--home", sp.Layout.Home, "--socket", sp.Layout.Socket, "--log-file", sp.Layout.BrokerLog())
-	logf, err := os.OpenFile(sp.Layout.BrokerLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("open broker log: %w", err)
+	var logStart int64 // what the broker logs from here on explains a failed start
+	if fi, err := os.Stat(sp.Layout.BrokerLog()); err == nil {
+		logStart = fi.Size()
 	}
-	defer logf.Close()
-	start, _ := logf.Seek(0, 2)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(append(os.Environ(), sp.Env...), "INTERCOM_HOME="+sp.Layout.Home, "INTERCOM_SOCKET="+sp.Layout.Socket)
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// The broker reports readiness on a pipe (no waiting for the next poll).
-	ready := make(chan struct{}, 1)
-	if r, w, err := os.Pipe(); err == nil {
-		cmd.ExtraFiles = []*os.File{w}
-		cmd.Env = append(cmd.Env, readyEnv+"=3")
-		defer w.Close() // ours; the broker holds its own copy
-		go func() {
-			defer r.Close()
-			var b [1]byte
-			if n, _ := r.Read(b[:]); n == 1 {
-				ready <- struct{}{}
-			}
-		}()
-	}
-	if err := cmd.Start(); err != nil {
+	child, err := detach.Start(detach.Spec{Path: bin, Args: args, Dir: "/", Log: sp.Layout.BrokerLog(),
+		Env: append(append(os.Environ(), sp.Env...), "INTERCOM_HOME="+sp.Layout.Home, "INTERCOM_SOCKET="+sp.Layout.Socket)})
+	if err != nil {
 		return fmt.Errorf("start broker %s: %w", bin, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reap it whenever it ends
 	deadline := time.Now().Add(spawnWait)
+	ready := child.Ready()
 	for {
 		if c, err := sp.dialSocket(); err == nil {
 			c.Close()
@@ -288,14 +269,15 @@ func (sp *Spawner) start(ctx context.Context) error {
 		}
 		select {
 		case <-ready:
-		case err := <-exited:
-			return fmt.Errorf("%w: spawned broker exited (%v): %s", ErrNoBroker, err, logTail(sp.Layout.BrokerLog(), start))
+			ready = nil // once: then poll
+		case <-child.Exited():
+			return fmt.Errorf("%w: spawned broker exited (%v): %s", ErrNoBroker, child.Err(), logTail(sp.Layout.BrokerLog(), logStart))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: spawned broker (pid %d) did not open %s within %s; see %s", ErrNoBroker, cmd.Process.Pid, sp.Layout.Socket, spawnWait, sp.Layout.BrokerLog())
+			return fmt.Errorf("%w: spawned broker (pid %d) did not open %s within %s; see %s", ErrNoBroker, child.Pid, sp.Layout.Socket, spawnWait, sp.Layout.BrokerLog())
 		}
 	}
 }
@@ -324,25 +306,4 @@ func logTail(path string, from int64) string {
 		lines = lines[len(lines)-3:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-// readyEnv names the descriptor a spawned broker reports readiness on.
-const readyEnv = "INTERCOM_READY_FD"
-
-// SignalReady tells the client that spawned this broker that its socket
-// accepts clients: one byte on the descriptor named by INTERCOM_READY_FD,
-// which is then closed. Without the variable it does nothing.
-func SignalReady() {
-	v := os.Getenv(readyEnv)
-	if v == "" {
-		return
-	}
-	_ = os.Unsetenv(readyEnv)
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd < 3 {
-		return
-	}
-	f := os.NewFile(uintptr(fd), "ready")
-	_, _ = f.Write([]byte{'\n'})
-	f.Close()
 }
