@@ -142,6 +142,47 @@ func TestMCPSendAskReplyBetweenSessions(t *testing.T) {
 	}
 }
 
+// TestMCPReplyPicksAnAskLikeTheCLI: the tool's reply picks one of several
+// pending asks by the same rule as `intercom reply --to` (package presence):
+// by the asker's session id prefix, or its name; none named is refused with
+// the candidates.
+func TestMCPReplyPicksAnAskLikeTheCLI(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	bob := mcpSession(t, h, "bob")
+	callTool(t, bob, "intercom", map[string]any{"action": "status"}) // registers bob (busy: asks must steer)
+	_, carol := h.Attach("--name", "carol")
+	h.Attach("--name", "dave")
+	fromCarol := h.Start("--session", "carol", "ask", "bob", "question from carol", "--delivery", "steer", "--timeout", "60s")
+	fromDave := h.Start("--session", "dave", "ask", "bob", "question from dave", "--delivery", "steer", "--timeout", "60s")
+	Eventually(t, 15*time.Second, func() bool {
+		text, _, _ := callTool(t, bob, "intercom", map[string]any{"action": "pending"})
+		return strings.Contains(text, "question from carol") && strings.Contains(text, "question from dave")
+	}, "both asks pending at bob")
+	text, _, isErr := callTool(t, bob, "intercom", map[string]any{"action": "reply", "message": "which?"})
+	if !isErr || !strings.Contains(text, "Multiple pending asks") || !strings.Contains(text, "from carol") || !strings.Contains(text, "from dave") {
+		t.Fatalf("reply with two asks pending and no to: %q (error %v), want the candidates", text, isErr)
+	}
+	prefix := msgStr(carol["id"])[:8]
+	if text, _, isErr := callTool(t, bob, "intercom", map[string]any{"action": "reply", "to": prefix, "message": "answer for carol"}); isErr {
+		t.Fatalf("reply to carol's id prefix %s: %s", prefix, text)
+	}
+	if out, code := msgExit(t, fromCarol); code != 0 || !strings.Contains(out, "answer for carol") {
+		t.Fatalf("carol's ask: exit %d, %q", code, out)
+	}
+	select {
+	case <-fromDave.Done():
+		t.Fatalf("dave's ask ended before its answer; stderr %q", fromDave.Stderr())
+	default:
+	}
+	if text, _, isErr := callTool(t, bob, "intercom", map[string]any{"action": "reply", "to": "DAVE", "message": "answer for dave"}); isErr {
+		t.Fatalf("reply to dave by name: %s", text)
+	}
+	if out, code := msgExit(t, fromDave); code != 0 || !strings.Contains(out, "answer for dave") || strings.Contains(out, "carol") {
+		t.Fatalf("dave's ask: exit %d, %q", code, out)
+	}
+}
+
 func TestMCPContactSupervisorOnlyInChild(t *testing.T) {
 	t.Parallel()
 	h := newH(t)

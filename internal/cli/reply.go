@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -54,26 +56,16 @@ func (r *ReplyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var match []wire.PendingAsk
-	for _, a := range asks {
-		if r.To == "" || a.AskID == r.To || strings.EqualFold(a.From.Name, r.To) || a.FromTarget == r.To ||
-			(len(r.To) >= 8 && strings.HasPrefix(a.From.ID, r.To)) {
-			match = append(match, a)
-		}
-	}
+	a, err := presence.PickAsk(asks, r.To)
+	var many *presence.AmbiguousAskError
 	switch {
-	case len(match) == 0 && r.To != "":
+	case errors.Is(err, presence.ErrNoAsk) && r.To != "":
 		return fmt.Errorf("no pending ask matches %q (see `intercom --session %s pending`)", r.To, shellQuote(e.g.Session))
-	case len(match) == 0:
-		return fmt.Errorf("No active intercom context to reply to")
-	case len(match) > 1:
-		var ids []string
-		for _, a := range match {
-			ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
-		}
-		return fmt.Errorf("Multiple pending asks — specify --to: %s", strings.Join(ids, ", "))
+	case errors.As(err, &many):
+		return fmt.Errorf("Multiple pending asks — specify --to: %s", many.Choices())
+	case err != nil:
+		return err
 	}
-	a := match[0]
 	res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: a.From.ID, Text: text, ReplyTo: a.AskID, Attachments: att})
 	if err != nil {
 		return fmt.Errorf("reply to %s: %w", a.From.Name, err)

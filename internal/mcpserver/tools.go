@@ -229,23 +229,14 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if target == "" {
 			target = in.ReplyTo
 		}
-		var match []wire.PendingAsk
-		for _, a := range asks {
-			if target == "" || a.AskID == target || strings.EqualFold(a.From.Name, target) || a.FromTarget == target {
-				match = append(match, a)
-			}
+		a, err := presence.PickAsk(asks, target)
+		var many *presence.AmbiguousAskError
+		if errors.As(err, &many) {
+			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", many.Choices())
 		}
-		switch {
-		case len(match) == 0:
-			return "", errors.New("No active intercom context to reply to")
-		case len(match) > 1:
-			var ids []string
-			for _, a := range match {
-				ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
-			}
-			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", strings.Join(ids, ", "))
+		if err != nil {
+			return "", err
 		}
-		a := match[0]
 		res, err := s.c().Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
 		if err != nil {
 			return "", err
