@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,44 +44,11 @@ Examples:
   intercom contact-supervisor --reason progress_update -m "Bug is in the retry wrapper, fixing it there."`
 }
 
-// childEnv is what agent-runs gives a child.
-type childEnv struct {
-	supervisor, run, agent string
-	index                  int
-}
-
-func readChildEnv() (childEnv, error) {
-	get := func(ours, pi string) string {
-		if v := os.Getenv(ours); v != "" {
-			return v
-		}
-		return os.Getenv(pi)
-	}
-	ce := childEnv{
-		supervisor: get("INTERCOM_SUPERVISOR", "PI_SUBAGENT_ORCHESTRATOR_TARGET"),
-		run:        get("INTERCOM_RUN_ID", "PI_SUBAGENT_RUN_ID"),
-		agent:      get("INTERCOM_CHILD_AGENT", "PI_SUBAGENT_CHILD_AGENT"),
-	}
-	idx := get("INTERCOM_CHILD_INDEX", "PI_SUBAGENT_CHILD_INDEX")
-	if ce.supervisor == "" || ce.run == "" || ce.agent == "" || idx == "" {
-		return ce, kongrun.Usagef("contact-supervisor is only available inside a supervised run: INTERCOM_SUPERVISOR, INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX must all be set (agent-runs start sets them)")
-	}
-	n, err := strconv.Atoi(idx)
-	if err != nil || n < 0 {
-		return ce, kongrun.Usagef("INTERCOM_CHILD_INDEX must be a non-negative integer, got %q", idx)
-	}
-	ce.index = n
-	if err := runs.ValidID(ce.run); err != nil {
-		return ce, kongrun.Usagef("INTERCOM_RUN_ID: %v", err)
-	}
-	return ce, nil
-}
-
 // Run contacts the supervisor.
 func (cc *ContactCmd) Run(e *env) error {
-	ce, err := readChildEnv()
+	ce, err := runs.ChildFromEnv(os.Getenv)
 	if err != nil {
-		return err
+		return kongrun.Usage(err)
 	}
 	var iv *runs.Interview
 	switch cc.Reason {
@@ -121,7 +87,7 @@ func (cc *ContactCmd) Run(e *env) error {
 	}
 	defer c.Close()
 	if cc.Reason == runs.ReasonProgress {
-		text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, cc.Message, "")
+		text := runs.FormatSupervisorMessage(cc.Reason, ce.RunID, ce.Agent, ce.Index, childName, cc.Message, "")
 		// The reference's guide: a progress update steers at the next tool
 		// boundary (it is not held until the supervisor is idle).
 		res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: sup.ID, Text: text, Delivery: wire.DeliverySteer, DeliverySet: true})
@@ -139,8 +105,8 @@ func (cc *ContactCmd) Run(e *env) error {
 
 // childSession returns the child's session id and name, registering it when
 // the run's launcher did not.
-func (e *env) childSession(c *intercom.Client, ce childEnv) (string, string, error) {
-	name := runs.ChildName(ce.agent, ce.run, ce.index, true)
+func (e *env) childSession(c *intercom.Client, ce runs.Child) (string, string, error) {
+	name := runs.ChildName(ce.Agent, ce.RunID, ce.Index, true)
 	if e.g.Session != "" {
 		rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
 		if err != nil {
@@ -152,7 +118,7 @@ func (e *env) childSession(c *intercom.Client, ce childEnv) (string, string, err
 			}
 		}
 	}
-	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: name, RequestID: "child-" + ce.run, NoDeliver: true})
+	s, err := c.Attach(e.ctx, intercom.AttachOptions{Name: name, RequestID: "child-" + ce.RunID, NoDeliver: true})
 	if err != nil {
 		return "", "", fmt.Errorf("register child session: %w", err)
 	}
@@ -162,17 +128,17 @@ func (e *env) childSession(c *intercom.Client, ce childEnv) (string, string, err
 // reachSupervisor connects, registers the child's session and finds the
 // supervisor's. A broker that is restarting (unreachable, or gone in the
 // middle) is waited for, up to a minute: nothing is saved before this.
-func (e *env) reachSupervisor(ce childEnv) (c *intercom.Client, self, childName string, sup *wire.Session, err error) {
+func (e *env) reachSupervisor(ce runs.Child) (c *intercom.Client, self, childName string, sup *wire.Session, err error) {
 	giveUp := time.Now().Add(time.Minute)
 	for {
 		c, err = e.connect()
 		if err == nil {
 			if self, childName, err = e.childSession(c, ce); err == nil {
-				if sup, err = e.resolveTarget(c, ce.supervisor); err == nil {
+				if sup, err = e.resolveTarget(c, ce.Supervisor); err == nil {
 					return c, self, childName, sup, nil
 				}
 				if !intercom.Unavailable(err) {
-					err = fmt.Errorf("supervisor %s: %w", ce.supervisor, err)
+					err = fmt.Errorf("supervisor %s: %w", ce.Supervisor, err)
 				}
 			}
 			c.Close()
@@ -202,10 +168,10 @@ func (e *env) resolveTarget(c *intercom.Client, target string) (*wire.Session, e
 
 const forever = 10 * 365 * 24 * time.Hour
 
-func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, iv *runs.Interview, self, childName string, sup *wire.Session) error {
+func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce runs.Child, iv *runs.Interview, self, childName string, sup *wire.Session) error {
 	l := c.Layout()
 	st := runs.Store{Dir: l.RunsDir()}
-	q := &runs.Question{ID: runs.NewQuestionID(), RunID: ce.run, Agent: ce.agent, Index: ce.index, Reason: cc.Reason,
+	q := &runs.Question{ID: runs.NewQuestionID(), RunID: ce.RunID, Agent: ce.Agent, Index: ce.Index, Reason: cc.Reason,
 		Message: cc.Message, Interview: iv, ChildSession: self, Supervisor: sup.ID}
 	if err := st.SaveQuestion(q); err != nil {
 		return fmt.Errorf("save question: %w", err)
@@ -214,7 +180,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 	if iv != nil {
 		body = strings.TrimSpace(body + "\n\n" + iv.Render())
 	}
-	text := runs.FormatSupervisorMessage(cc.Reason, ce.run, ce.agent, ce.index, childName, body, q.ID)
+	text := runs.FormatSupervisorMessage(cc.Reason, ce.RunID, ce.Agent, ce.Index, childName, body, q.ID)
 	waitSubj := c.Conn().NewRespInbox()
 	sub, err := c.Conn().SubscribeSync(waitSubj)
 	if err != nil {
@@ -226,7 +192,7 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 	if err != nil {
 		return fmt.Errorf("notify supervisor (question %s is saved): %w", q.ID, err)
 	}
-	if _, err := st.UpdateQuestion(ce.run, q.ID, func(q *runs.Question) error { q.AskID = res.ID; return nil }); err != nil {
+	if _, err := st.UpdateQuestion(ce.RunID, q.ID, func(q *runs.Question) error { q.AskID = res.ID; return nil }); err != nil {
 		return err
 	}
 	// register (re-)announces this waiter to the broker, retrying while the
@@ -263,10 +229,10 @@ func (e *env) blockingQuestion(c *intercom.Client, cc *ContactCmd, ce childEnv, 
 	})
 	go register()
 	for {
-		if a, err := st.LoadAnswer(ce.run, q.ID); err == nil {
+		if a, err := st.LoadAnswer(ce.RunID, q.ID); err == nil {
 			return e.answered(c, st, q, iv, a.Message, self, "")
 		}
-		if cur, err := st.LoadQuestion(ce.run, q.ID); err == nil && cur.State == runs.QCancelled {
+		if cur, err := st.LoadQuestion(ce.RunID, q.ID); err == nil && cur.State == runs.QCancelled {
 			return kongrun.Exit(1, fmt.Sprintf("question %s was cancelled by the supervisor", q.ID))
 		}
 		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
+	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
 
@@ -48,7 +49,9 @@ func (m *McpCmd) Run(e *env) error {
 	}
 	defer c.Close()
 	opts := mcpserver.Options{Client: c, Name: m.Name, Session: m.ID, Harness: m.Harness, Config: e.cfg, Version: buildinfo.Version(), Log: e.log}
-	if _, _, _, _, ok := mcpserver.ChildVars(); ok {
+	// Inside a run (even one whose variables are malformed: the tool then
+	// says what is wrong), the server offers contact_supervisor.
+	if _, err := runs.ChildFromEnv(os.Getenv); !errors.Is(err, runs.ErrNotChild) {
 		opts.Child = contactViaCLI
 	}
 	return mcpserver.Run(e.ctx, opts, &mcp.StdioTransport{})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/bounded"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,13 +12,16 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/runs"
 )
 
 // CodexEnvVars are the variables Codex must pass to `intercom mcp` (it
 // passes MCP servers only a small default set): where the broker and the
 // session's name are.
-var CodexEnvVars = []string{"INTERCOM_HOME", "INTERCOM_SOCKET", "INTERCOM_NAME", "INTERCOM_SESSION_ID", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
-	"INTERCOM_SUPERVISOR", "INTERCOM_RUN_ID", "INTERCOM_CHILD_AGENT", "INTERCOM_CHILD_INDEX"}
+var CodexEnvVars = append([]string{"INTERCOM_HOME", "INTERCOM_SOCKET", "INTERCOM_NAME", "INTERCOM_SESSION_ID", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR"},
+	runs.ChildVars...)
 
 // codexRecord says what install changed in a Codex config.toml, so that
 // uninstall takes back exactly that. It lives beside the config.

@@ -197,18 +197,3 @@ func RenderMessage(m wire.Message, replyHint bool) string {
 	render.Message(&b, m, hint)
 	return b.String()
 }
-
-// ChildVars reads the environment of a supervised child.
-func ChildVars() (supervisor, run, agent, index string, ok bool) {
-	get := func(a, b string) string {
-		if v := os.Getenv(a); v != "" {
-			return v
-		}
-		return os.Getenv(b)
-	}
-	supervisor = get("INTERCOM_SUPERVISOR", "PI_SUBAGENT_ORCHESTRATOR_TARGET")
-	run = get("INTERCOM_RUN_ID", "PI_SUBAGENT_RUN_ID")
-	agent = get("INTERCOM_CHILD_AGENT", "PI_SUBAGENT_CHILD_AGENT")
-	index = get("INTERCOM_CHILD_INDEX", "PI_SUBAGENT_CHILD_INDEX")
-	return supervisor, run, agent, index, supervisor != "" && run != "" && agent != "" && index != ""
-}

@@ -5,63 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 )
-
-// ChildEnv returns the environment a child is started with: the saved
-// launch environment plus the supervision variables (ours and the
-// PI_SUBAGENT_* equivalents).
-func ChildEnv(r *Run, home string) []string {
-	drop := map[string]bool{}
-	vars := map[string]string{
-		"INTERCOM_HOME":                   home,
-		"INTERCOM_SUPERVISOR":             r.Supervisor,
-		"INTERCOM_RUN_ID":                 r.ID,
-		"INTERCOM_CHILD_AGENT":            r.Agent,
-		"INTERCOM_CHILD_INDEX":            strconv.Itoa(r.Index),
-		"INTERCOM_SESSION":                r.ChildSessionID,
-		"INTERCOM_CHILD_SESSION":          r.ChildSession,
-		"PI_SUBAGENT_ORCHESTRATOR_TARGET": r.Supervisor,
-		"PI_SUBAGENT_RUN_ID":              r.ID,
-		"PI_SUBAGENT_CHILD_AGENT":         r.Agent,
-		"PI_SUBAGENT_CHILD_INDEX":         strconv.Itoa(r.Index),
-	}
-	if r.AnswerFile != "" {
-		vars["INTERCOM_ANSWER_FILE"] = r.AnswerFile
-	}
-	for k := range vars {
-		drop[k] = true
-	}
-	drop["INTERCOM_ANSWER_FILE"] = true
-	drop["INTERCOM_SOCKET"] = false
-	var env []string
-	for _, kv := range r.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// EnvKeys lists the keys of an environment.
-func EnvKeys(env []string) []string {
-	keys := make([]string, 0, len(env))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		keys = append(keys, k)
-	}
-	return keys
-}
 
 // Launcher starts the detached owner of run id (package detach).
 type Launcher func(id string) (*detach.Child, error)
