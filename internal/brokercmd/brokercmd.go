@@ -131,10 +131,12 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 	if errors.Is(err, broker.ErrStoreUnavailable) {
 		return kongrun.Exit(kongrun.StatusStoreUnavailable, "") // the broker logged why
 	}
-	if err != nil {
+	if err != nil { // the one line first, then the log's record of it
+		status := kongrun.Report("intercom-broker", nil, stderr, false, err)
 		log.Error("broker failed", "err", err)
+		return kongrun.Exit(status, "")
 	}
-	return err
+	return nil
 }
 
 // startProfiles starts a CPU profile and arranges an allocation profile at

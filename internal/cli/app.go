@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +18,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/intercom"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Globals are flags every command accepts.
@@ -169,17 +169,12 @@ func (e *env) self(c *intercom.Client) (string, error) {
 	if e.g.Session == "" {
 		return "", nil
 	}
-	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	s, err := c.Find(e.ctx, e.g.Session)
+	if err != nil && !intercom.Unavailable(err) && !errors.Is(err, intercom.ErrHomeGone) {
+		err = fmt.Errorf("--session %s: %w", e.g.Session, err)
+	}
 	if err != nil {
 		return "", err
-	}
-	ptrs := make([]*wire.Session, len(rows))
-	for i := range rows {
-		ptrs[i] = &rows[i]
-	}
-	s, err := resolveSession(ptrs, e.g.Session)
-	if err != nil {
-		return "", fmt.Errorf("--session %s: %w", e.g.Session, err)
 	}
 	return s.ID, nil
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/tty"
-	"github.com/intercom-dev/intercom/pkg/intercom"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // ForgetCmd removes a disconnected session and its inbox.
@@ -34,15 +32,7 @@ func (f *ForgetCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
-	if err != nil {
-		return err
-	}
-	ptrs := make([]*wire.Session, len(rows))
-	for i := range rows {
-		ptrs[i] = &rows[i]
-	}
-	s, err := resolveSession(ptrs, f.Target)
+	s, err := c.Find(e.ctx, f.Target)
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}

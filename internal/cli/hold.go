@@ -48,7 +48,7 @@ func (h *HoldCmd) Run(e *env) error {
 		_ = f.Close()
 	}
 	ready.Signal()
-	store := agentsession.Open(c.Layout().Home)
+	store := agentsession.Open(c.Home())
 	harness := proctree.Proc{Pid: h.Pid, Start: h.Start}
 	held := func() bool {
 		switch {

@@ -64,7 +64,7 @@ func (h *HookCmd) run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	home := c.Layout().Home
+	home := c.Home()
 	store := agentsession.Open(home)
 	harness, err := agentsession.Harness()
 	if err != nil {

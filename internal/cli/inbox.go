@@ -52,7 +52,7 @@ func (in *InboxCmd) Run(e *env) error {
 	}
 	// The agent's other deliverers (hooks, MCP server, wait) take the same
 	// lock: a message is handed over by one of them only.
-	unlock, err := agentsession.Open(c.Layout().Home).LockDelivery(e.ctx, self)
+	unlock, err := agentsession.Open(c.Home()).LockDelivery(e.ctx, self)
 	if err != nil {
 		return err
 	}

@@ -112,18 +112,17 @@ func (s *StatusCmd) Run(e *env) error {
 		}
 		queued = len(msgs)
 	}
-	l := c.Layout()
 	if e.g.JSON {
 		return e.printJSON(schema.Status{
 			Connected: true, SessionID: self, Session: me, ActiveSessions: active,
-			QueuedInbound: queued, Socket: l.Socket, Home: l.Home, Sessions: rows,
+			QueuedInbound: queued, Socket: c.Socket(), Home: c.Home(), Sessions: rows,
 		})
 	}
 	id := self
 	if id == "" {
 		id = "(none; pass --session)"
 	}
-	fmt.Fprintf(e.stdout, "Connected: Yes, Session ID: %s, Active sessions: %d, Queued inbound: %d\nBroker socket: %s\n", id, active, queued, l.Socket)
+	fmt.Fprintf(e.stdout, "Connected: Yes, Session ID: %s, Active sessions: %d, Queued inbound: %d\nBroker socket: %s\n", id, active, queued, c.Socket())
 	e.printSessions(rows)
 	return nil
 }

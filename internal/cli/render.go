@@ -2,9 +2,9 @@ package cli
 
 import (
 	"fmt"
+
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -31,10 +31,6 @@ func messagesJSON(msgs []wire.Message) schema.Messages {
 		rows = append(rows, toJSON(m))
 	}
 	return schema.Messages{Messages: rows}
-}
-
-func resolveSession(rows []*wire.Session, target string) (*wire.Session, error) {
-	return presence.Resolve(rows, target, "")
 }
 
 // replyHint is the line shown under an incoming ask, or "" when the

@@ -74,7 +74,7 @@ func (w *WaitCmd) wait(e *env) error {
 	if err != nil {
 		return err
 	}
-	store := agentsession.Open(c.Layout().Home)
+	store := agentsession.Open(c.Home())
 	if w.Rewake {
 		// One background wait per session: a newer one (the next Stop)
 		// takes over, and the wait ends with its harness.

@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	s := &Server{opts: opts, store: agentsession.Open(opts.Client.Layout().Home)}
+	s := &Server{opts: opts, store: agentsession.Open(opts.Client.Home())}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
@@ -134,7 +134,7 @@ func (s *Server) agentHarness() (*proctree.Proc, string) {
 func (s *Server) session(ctx context.Context) (string, bool, error) {
 	if p, kind := s.agentHarness(); p != nil {
 		cwd, _ := os.Getwd()
-		b, err := s.store.Join(ctx, s.opts.Client, s.opts.Client.Layout().Home, *p, agentsession.Request{Harness: kind, Name: s.opts.Name, Cwd: cwd})
+		b, err := s.store.Join(ctx, s.opts.Client, s.opts.Client.Home(), *p, agentsession.Request{Harness: kind, Name: s.opts.Name, Cwd: cwd})
 		if err != nil {
 			return "", false, fmt.Errorf("join the agent's session: %w", err)
 		}

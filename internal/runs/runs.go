@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/paths"
 )
 
 // Run states.
@@ -191,3 +193,6 @@ func ChildName(agent, run string, index int, indexed bool) string {
 }
 
 var nonName = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// Open is the store of the runs under the state directory home.
+func Open(home string) Store { return Store{Dir: paths.Layout{Home: home}.RunsDir()} }

@@ -16,7 +16,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -113,19 +112,14 @@ func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {
 	if e.g.Supervisor == "" {
 		return nil, false, nil
 	}
-	rows, err := c.List(e.ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	s, err := c.Find(e.ctx, e.g.Supervisor)
 	if err != nil {
+		if !intercom.Unavailable(err) && !errors.Is(err, intercom.ErrHomeGone) {
+			err = fmt.Errorf("supervisor %s: %w", e.g.Supervisor, err)
+		}
 		return nil, false, err
 	}
-	ptrs := make([]*wire.Session, len(rows))
-	for i := range rows {
-		ptrs[i] = &rows[i]
-	}
-	s, err := presence.Resolve(ptrs, e.g.Supervisor, "")
-	if err != nil {
-		return nil, false, fmt.Errorf("supervisor %s: %w", e.g.Supervisor, err)
-	}
-	return s, true, nil
+	return &s, true, nil
 }
 
 // load reads a run, mapping a missing one to a clear error.

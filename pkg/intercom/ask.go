@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -24,15 +26,13 @@ func (c *Client) Ask(ctx context.Context, req wire.SendRequest, timeout time.Dur
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	waitSubj := c.nc.NewRespInbox()
-	sub, err := c.nc.SubscribeSync(waitSubj)
+	events, err := c.AskEvents()
 	if err != nil {
 		return AskResult{}, fmt.Errorf("ask: %w", err)
 	}
-	defer sub.Unsubscribe()
-	_ = sub.SetPendingLimits(-1, -1)
+	defer events.Close()
 	req.ExpectsReply = true
-	req.WaitSubject = waitSubj
+	req.WaitSubject = events.Subject()
 	req.TimeoutMs = timeout.Milliseconds()
 	sendCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	sent, err := c.Send(sendCtx, req)
@@ -46,35 +46,71 @@ func (c *Client) Ask(ctx context.Context, req wire.SendRequest, timeout time.Dur
 	}
 	waitCtx, cancelWait := context.WithTimeout(ctx, timeout)
 	defer cancelWait()
+	ev, err := events.Next(waitCtx, sent.ID)
+	if err != nil {
+		c.cancelAsk(req.From, sent.ID)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, fmt.Errorf("%w: No reply from %q within %s", ErrAskTimeout, sent.To.Target, timeout)
+	}
+	switch {
+	case ev.Reply != nil:
+		ackCtx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		_, _ = c.Ack(ackCtx, req.From, ev.Reply.ID)
+		cancel()
+		res.Reply = ev.Reply
+		return res, nil
+	case ev.Reason == "timeout":
+		return res, fmt.Errorf("%w: No reply from %q within %s", ErrAskTimeout, sent.To.Target, timeout)
+	case ev.Reason == "peer_disconnected":
+		return res, fmt.Errorf("%w: Reply peer disconnected before answering: %s", ErrPeerDisconnected, sent.To.Target)
+	default:
+		return res, fmt.Errorf("ask failed: %s %s", ev.Reason, ev.Error)
+	}
+}
+
+// AskEvents is a private subject on which the broker tells an asker what
+// became of its asks (wire.AskEvent: the reply, a timeout, the peer
+// leaving). Ask uses one per call; a wait that outlives broker restarts
+// registers its Subject again after each (AskWait).
+type AskEvents struct {
+	subject string
+	sub     *nats.Subscription
+}
+
+// AskEvents subscribes a new private subject for ask events.
+func (c *Client) AskEvents() (*AskEvents, error) {
+	subj := c.nc.NewRespInbox()
+	sub, err := c.nc.SubscribeSync(subj)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to ask events: %w", err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	return &AskEvents{subject: subj, sub: sub}, nil
+}
+
+// Subject is the subject to name as the WaitSubject of a send or an
+// AskWait.
+func (e *AskEvents) Subject() string { return e.subject }
+
+// Next returns the next event about askID (others are skipped), or ctx's
+// error when it ends first.
+func (e *AskEvents) Next(ctx context.Context, askID string) (wire.AskEvent, error) {
 	for {
-		m, err := sub.NextMsgWithContext(waitCtx)
+		m, err := e.sub.NextMsgWithContext(ctx)
 		if err != nil {
-			c.cancelAsk(req.From, sent.ID)
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			return res, fmt.Errorf("%w: No reply from %q within %s", ErrAskTimeout, sent.To.Target, timeout)
+			return wire.AskEvent{}, err
 		}
 		var ev wire.AskEvent
-		if json.Unmarshal(m.Data, &ev) != nil || ev.AskID != sent.ID {
-			continue
-		}
-		switch {
-		case ev.Reply != nil:
-			ackCtx, cancel := context.WithTimeout(context.Background(), c.timeout)
-			_, _ = c.Ack(ackCtx, req.From, ev.Reply.ID)
-			cancel()
-			res.Reply = ev.Reply
-			return res, nil
-		case ev.Reason == "timeout":
-			return res, fmt.Errorf("%w: No reply from %q within %s", ErrAskTimeout, sent.To.Target, timeout)
-		case ev.Reason == "peer_disconnected":
-			return res, fmt.Errorf("%w: Reply peer disconnected before answering: %s", ErrPeerDisconnected, sent.To.Target)
-		default:
-			return res, fmt.Errorf("ask failed: %s %s", ev.Reason, ev.Error)
+		if json.Unmarshal(m.Data, &ev) == nil && ev.AskID == askID {
+			return ev, nil
 		}
 	}
 }
+
+// Close ends the subscription.
+func (e *AskEvents) Close() { _ = e.sub.Unsubscribe() }
 
 func (c *Client) cancelAsk(from, askID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/project"
 	"github.com/intercom-dev/intercom/internal/spawn"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -183,8 +184,11 @@ func (c *Client) OnReconnect(fn func()) {
 	c.mu.Unlock()
 }
 
-// Layout returns the paths this client uses.
-func (c *Client) Layout() paths.Layout { return c.layout }
+// Home is the state directory this client uses (INTERCOM_HOME).
+func (c *Client) Home() string { return c.layout.Home }
+
+// Socket is the broker socket this client dials.
+func (c *Client) Socket() string { return c.layout.Socket }
 
 // Conn exposes the underlying NATS connection (for tests and tools).
 func (c *Client) Conn() *nats.Conn { return c.nc }
@@ -263,6 +267,24 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]wire.Session, error
 		return nil, err
 	}
 	return res.Sessions, nil
+}
+
+// Find resolves target (a session name, id, id prefix or name@host) among
+// every session the broker knows, connected ones first.
+func (c *Client) Find(ctx context.Context, target string) (wire.Session, error) {
+	rows, err := c.List(ctx, ListOptions{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		return wire.Session{}, err
+	}
+	ptrs := make([]*wire.Session, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	s, err := presence.Resolve(ptrs, target, "")
+	if err != nil {
+		return wire.Session{}, err
+	}
+	return *s, nil
 }
 
 // Here returns the absolute working directory (dir or the current one) and
