@@ -28,6 +28,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/ui"
+	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 const rsWait = 30 * time.Second // upper bound for anything awaited
@@ -1391,32 +1392,51 @@ func TestRunsListAcrossWorkingDirectories(t *testing.T) {
 	}
 }
 
-// TestUIExecAnswerAnswersRealRun: the function `intercom ui` uses to answer
-// a run's question from its runs view (ui.ExecAnswer) takes the real
-// `agent-runs answer` path: the waiting child gets the answer, the question
-// is answered, and a second, different answer is refused.
-func TestUIExecAnswerAnswersRealRun(t *testing.T) {
+// TestUIAnswerAnswersRealRuns: the function `intercom ui` answers a run's
+// question with from its runs view (ui.DeskAnswer over runs.Desk, the code
+// of `agent-runs answer`) hands the answer to a waiting child, refuses a
+// second, different answer, and revives a child that died waiting (its
+// owner started through agent-runs found on PATH).
+func TestUIAnswerAnswersRealRuns(t *testing.T) {
 	h := rsH(t)
-	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH")) // ExecAnswer finds agent-runs on PATH
+	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH")) // the revival's owner is agent-runs, found on PATH
 	sup, _ := h.Attach("--name", "sup")
+	ctx, cancel := context.WithTimeout(context.Background(), rsWait)
+	defer cancel()
+	store := rsStore(h)
+	answer := ui.DeskAnswer(runs.Desk{Store: store, Launch: runs.OwnerLauncher("", h.Home, store),
+		Connect: func() (*intercom.Client, error) { return intercom.Connect(ctx, intercom.Options{Home: h.Home}) }})
+
 	script := rsScript(t, h.Cwd, "child.sh", `
 r=$(intercom contact-supervisor --reason need_decision -m "Ship it?"); echo "got: $r (exit $?)"
 `)
 	id := rsStart(t, h, h.Cwd, "sup", "--agent", "worker", "--", "/bin/sh", script)
 	rsNextMessage(t, sup)
 	q := rsAwaitQuestion(t, h, id)
-	answer := ui.ExecAnswer(h.Home)
-	ctx, cancel := context.WithTimeout(context.Background(), rsWait)
-	defer cancel()
 	note, err := answer(ctx, id, q.ID, "yes, ship it")
-	if err != nil || note == "" {
-		t.Fatalf("ExecAnswer: note %q, err %v", note, err)
+	if err != nil || note != "answer saved and delivered to the waiting child" {
+		t.Fatalf("answer to a waiting child: note %q, err %v", note, err)
 	}
 	rsAwaitOutput(t, h, id, "got: Reply from supervisor: yes, ship it (exit 0)", rsWait)
 	if st := rsQState(t, h, id, q.ID); st != runs.QAnswered {
 		t.Fatalf("question state after the UI's answer: %s", st)
 	}
-	if _, err := answer(ctx, id, q.ID, "no, wait"); err == nil {
-		t.Fatal("a second, different answer through ExecAnswer was accepted")
+	if _, err := answer(ctx, id, q.ID, "no, wait"); err == nil || !strings.Contains(err.Error(), "conflicting answer refused") {
+		t.Fatalf("a second, different answer: %v, want it refused", err)
+	}
+
+	dying := rsScript(t, h.Cwd, "dying.sh", rsRevivableChild)
+	did := rsStart(t, h, h.Cwd, "sup", "--agent", "janitor", "--index", "0", "--", "/bin/sh", dying)
+	rsNextMessage(t, sup)
+	dq := rsAwaitQuestion(t, h, did)
+	rsKillChild(t, h, did)
+	note, err = answer(ctx, did, dq.ID, "Yes, drop them.")
+	if err != nil || !strings.HasPrefix(note, "answer saved; the child had exited and was revived as run ") {
+		t.Fatalf("answer to a dead child: note %q, err %v", note, err)
+	}
+	nid := strings.TrimPrefix(note, "answer saved; the child had exited and was revived as run ")
+	rsAwaitRun(t, h, nid, "revival completed", rsFinished(runs.StateCompleted))
+	if out := rsOutput(h, nid); !strings.Contains(out, `"message": "Yes, drop them."`) || !strings.Contains(out, "revived done") {
+		t.Fatalf("revived child's output:\n%s", out)
 	}
 }

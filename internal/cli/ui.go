@@ -10,6 +10,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/internal/ui"
 )
@@ -79,10 +80,12 @@ func (u *UICmd) Run(e *env) error {
 	}
 	defer c.Close()
 	noColor := os.Getenv("NO_COLOR") != ""
+	store := runs.Open(l.Home)
+	desk := runs.Desk{Store: store, Connect: e.connect, Launch: runs.OwnerLauncher("", l.Home, store)}
 	err = ui.Run(e.ctx, ui.RunOptions{
 		Options: ui.Options{
 			Client: c, Cwd: u.Cwd, Shortcut: e.cfg.Shortcut, NoColor: noColor,
-			RunsDir: l.RunsDir(), Answer: ui.ExecAnswer(l.Home), AskTimeout: e.cfg.AskTimeout(),
+			RunsDir: store.Dir, Answer: ui.DeskAnswer(desk), AskTimeout: e.cfg.AskTimeout(),
 		},
 		Name: name, Status: e.cfg.Status,
 	})

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,18 @@ func Start(s Spec) (*Child, error) {
 		close(ch.exited)
 	}()
 	return ch, nil
+}
+
+// Beside finds the executable name beside the running executable (the
+// binaries are installed together), else on PATH.
+func Beside(name string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	return exec.LookPath(name)
 }
 
 // withoutReady is env without a ReadyEnv the caller itself was given.

@@ -131,3 +131,25 @@ func TestTakeReadySignalsOnceAndKeepsTheDescriptorFromExecs(t *testing.T) {
 	none := TakeReady() // nothing passed: signalling does nothing
 	none.Signal()
 }
+
+func TestBesideFindsTheRunningBinarysSiblingElsePath(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Beside(filepath.Base(exe)); err != nil || got != exe {
+		t.Errorf("Beside(%q) = %q, %v; want %q", filepath.Base(exe), got, err, exe)
+	}
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "intercom-detach-test-tool")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if got, err := Beside("intercom-detach-test-tool"); err != nil || got != tool {
+		t.Errorf("Beside on PATH = %q, %v; want %q", got, err, tool)
+	}
+	if _, err := Beside("intercom-no-such-tool"); err == nil {
+		t.Error("Beside found a tool that does not exist")
+	}
+}

@@ -15,12 +15,19 @@ import (
 // Launcher starts the detached owner of run id (package detach).
 type Launcher func(id string) (*detach.Child, error)
 
-// OwnerLauncher is the Launcher that runs `exe own RUN` (exe is agent-runs)
-// for the runs in st, with INTERCOM_HOME=home and the owner's output in the
-// run's owner.log. The owner reports readiness once it has recorded the
-// launch (running, or failed).
+// OwnerLauncher is the Launcher that runs `exe own RUN` (exe is agent-runs;
+// "" finds it beside the running executable or on PATH) for the runs in st, with INTERCOM_HOME=home and
+// the owner's output in the run's owner.log. The owner reports readiness
+// once it has recorded the launch (running, or failed).
 func OwnerLauncher(exe, home string, st Store) Launcher {
 	return func(id string) (*detach.Child, error) {
+		exe := exe
+		if exe == "" {
+			var err error
+			if exe, err = detach.Beside("agent-runs"); err != nil {
+				return nil, fmt.Errorf("find agent-runs: not beside %s nor on PATH", os.Args[0])
+			}
+		}
 		child, err := detach.Start(detach.Spec{Path: exe, Args: []string{"own", id}, Dir: "/",
 			Env: append(os.Environ(), "INTERCOM_HOME="+home), Log: filepath.Join(st.RunDir(id), "owner.log")})
 		if err != nil {

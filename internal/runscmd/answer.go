@@ -1,17 +1,12 @@
 package runscmd
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
-	"github.com/intercom-dev/intercom/pkg/intercom"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // AnswerCmd answers a question.
@@ -40,74 +35,10 @@ func (a *AnswerCmd) Run(e *env) error {
 	if strings.TrimSpace(text) == "" {
 		return kongrun.Usagef("answer is empty")
 	}
-	r, err := e.load(a.RunID)
-	if err != nil {
+	rec, err := e.desk().Answer(e.ctx, a.RunID, a.QuestionID, text)
+	if rec == nil {
 		return err
 	}
-	q, err := e.store.LoadQuestion(r.ID, a.QuestionID)
-	if errors.Is(err, runs.ErrNotFound) {
-		return kongrun.Exit(1, fmt.Sprintf("run %s has no question %q (see `agent-runs questions --id %s`)", r.ID, a.QuestionID, r.ID))
-	}
-	if err != nil {
-		return err
-	}
-	rec := schema.AnswerReceipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: e.store.AnswerPath(r.ID, q.ID)}
-	_, created, err := e.store.SaveAnswer(r.ID, q.ID, text, "agent-runs answer")
-	if errors.Is(err, runs.ErrConflict) {
-		return kongrun.Exit(1, fmt.Sprintf("conflicting answer refused: %v", err))
-	}
-	if err != nil {
-		return err
-	}
-	rec.Saved, rec.Identical = created, !created
-	c, err := e.connect()
-	if err != nil {
-		rec.Note = "answer saved; broker unreachable, the child reads the saved answer when it next checks"
-		return e.receipt(rec, err)
-	}
-	defer c.Close()
-	// Whatever happens next, the supervisor's pending ask is resolved.
-	childAlive := r.State == runs.StateRunning && runs.Alive(r.ChildPid)
-	switch {
-	case childAlive:
-		if q.State == runs.QAnswered {
-			rec.Note = "already answered and consumed; nothing delivered"
-			return e.receipt(rec, nil)
-		}
-		err := deliver(e, c, r, q, text)
-		rec.Delivered = err == nil
-		rec.Note = "answer saved and delivered to the waiting child"
-		if err != nil {
-			rec.Note = "answer saved; delivery failed, the child reads the saved answer when it next checks"
-		}
-		return e.receipt(rec, err)
-	case r.RevivedTo != "":
-		rec.RevivedRun = r.RevivedTo
-		rec.Note = "already answered; the child was revived as run " + r.RevivedTo + "; nothing launched"
-		return e.receipt(rec, nil)
-	case q.State == runs.QAnswered:
-		// The child consumed this answer before it ended: there is nothing
-		// to revive, and continuing would redo finished work.
-		rec.Note = "already answered and consumed by the child; nothing launched"
-		return e.receipt(rec, nil)
-	case !created:
-		rec.NeedsContinue = true
-		rec.Note = fmt.Sprintf("answer was already saved but no revival was recorded; finish it with: agent-runs continue %s", r.ID)
-		return e.receipt(rec, nil)
-	}
-	_ = c.CancelAsk(e.ctx, r.ChildSessionID, q.AskID)
-	nr, err := e.revive(r, q)
-	if err != nil {
-		rec.NeedsContinue = true
-		rec.Note = fmt.Sprintf("answer saved; revival failed: %v; retry with: agent-runs continue %s", err, r.ID)
-		return e.receipt(rec, err)
-	}
-	rec.RevivedRun = nr.ID
-	rec.Note = fmt.Sprintf("answer saved; the child had exited and was revived as run %s", nr.ID)
-	return e.receipt(rec, nil)
-}
-
-func (e *env) receipt(rec schema.AnswerReceipt, err error) error {
 	if e.g.JSON {
 		if perr := e.printJSON(rec); perr != nil {
 			return perr
@@ -116,63 +47,14 @@ func (e *env) receipt(rec schema.AnswerReceipt, err error) error {
 		fmt.Fprintf(e.stdout, "Question %s of run %s: %s.\nAnswer: %s\n", rec.QuestionID, rec.RunID, rec.Note, rec.AnswerPath)
 	}
 	if err != nil {
-		return kongrun.Exit(1, err.Error())
+		return kongrun.Exit(1, err.Error()) // the receipt says what was saved
 	}
 	return nil
 }
 
-// deliver sends the answer as the supervisor's reply to the child's ask.
-func deliver(e *env, c *intercom.Client, r *runs.Run, q *runs.Question, text string) error {
-	_, err := c.Send(e.ctx, wire.SendRequest{From: r.Supervisor, To: r.ChildSessionID, Text: text, ReplyTo: q.AskID,
-		Delivery: wire.DeliverySteer, ClientMsgID: "answer-" + r.ID + "-" + q.ID})
-	return err
-}
-
-// revive relaunches an exited run's saved contract with the answer. The link
-// is recorded on the old run before anything is launched, so an interrupted
-// revival is finished by `continue`, never duplicated.
-func (e *env) revive(old *runs.Run, q *runs.Question) (*runs.Run, error) {
-	newID := runs.NewID()
-	old, err := e.store.Update(old.ID, func(r *runs.Run) error {
-		if r.RevivedTo != "" {
-			newID = r.RevivedTo
-			return nil
-		}
-		r.RevivedTo = newID
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return e.launchRevival(old, newID, e.store.AnswerPath(old.ID, q.ID), q)
-}
-
-func (e *env) launchRevival(old *runs.Run, newID, answerPath string, q *runs.Question) (*runs.Run, error) {
-	nr, err := e.store.Load(newID)
-	if errors.Is(err, runs.ErrNotFound) {
-		indexed := strings.HasSuffix(old.ChildSession, fmt.Sprintf("-%d", old.Index+1))
-		nr = &runs.Run{
-			ID: newID, Agent: old.Agent, Index: old.Index, Supervisor: old.Supervisor, SupervisorName: old.SupervisorName,
-			ChildSession: runs.ChildName(old.Agent, newID, old.Index, indexed), ChildSessionID: "child-" + newID,
-			Cmd: old.Cmd, Args: old.Args, Cwd: old.Cwd, Env: old.Env, EnvKeys: old.EnvKeys,
-			State: runs.StateStarting, CreatedAt: time.Now().UTC(), AnswerFile: answerPath, RevivedFrom: old.ID,
-		}
-		if err := e.store.Create(nr); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
-	}
-	if nr.State != runs.StateStarting || runs.Alive(nr.OwnerPid) {
-		return nr, nil // already launched
-	}
-	if _, err := e.launch(nr.ID); err != nil {
-		return nil, err
-	}
-	if q != nil {
-		_ = e.store.MarkConsumed(old.ID, q.ID)
-	}
-	return nr, nil
+// desk is the answering and reviving of runs (runs.Desk).
+func (e *env) desk() runs.Desk {
+	return runs.Desk{Store: e.store, Launch: e.launch, Connect: e.connect}
 }
 
 // ContinueCmd finishes an interrupted revival.
@@ -187,41 +69,13 @@ func (ContinueCmd) Help() string {
 
 // Run continues.
 func (cc *ContinueCmd) Run(e *env) error {
-	r, err := e.load(cc.RunID)
-	if err != nil {
-		return err
-	}
-	if r.State == runs.StateRunning && runs.Alive(r.ChildPid) {
-		return kongrun.Exit(1, fmt.Sprintf("run %s is still running; nothing to continue", r.ID))
-	}
-	qs, err := e.store.Questions(r.ID)
-	if err != nil {
-		return err
-	}
-	var answered *runs.Question
-	for _, q := range qs {
-		// Only an answer the child never consumed (answer_pending) starts a
-		// revival; a recorded revival is finished with its own answer.
-		if _, err := os.Stat(e.store.AnswerPath(r.ID, q.ID)); err == nil && q.State != runs.QCancelled &&
-			(q.State == runs.QPending || r.RevivedTo != "") {
-			answered = q
-		}
-	}
-	if answered == nil {
-		return kongrun.Exit(1, fmt.Sprintf("run %s has no saved, unconsumed answer to continue with", r.ID))
-	}
-	var nr *runs.Run
-	if r.RevivedTo != "" {
-		nr, err = e.launchRevival(r, r.RevivedTo, e.store.AnswerPath(r.ID, answered.ID), answered)
-	} else {
-		nr, err = e.revive(r, answered)
-	}
+	nr, err := e.desk().Continue(cc.RunID)
 	if err != nil {
 		return err
 	}
 	if e.g.JSON {
-		return e.printJSON(schema.Continued{RunID: r.ID, RevivedRun: nr.ID})
+		return e.printJSON(schema.Continued{RunID: cc.RunID, RevivedRun: nr.ID})
 	}
-	fmt.Fprintf(e.stdout, "Run %s continues as run %s.\n", r.ID, nr.ID)
+	fmt.Fprintf(e.stdout, "Run %s continues as run %s.\n", cc.RunID, nr.ID)
 	return nil
 }

@@ -77,7 +77,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return e.report(err)
 			}
 		}
-		e.store = runs.Store{Dir: e.layout.RunsDir()}
+		e.store = runs.Open(e.layout.Home)
 		cfg, warnings, err := config.Load(e.layout.ConfigFile())
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w)
@@ -120,15 +120,6 @@ func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {
 		return nil, false, err
 	}
 	return &s, true, nil
-}
-
-// load reads a run, mapping a missing one to a clear error.
-func (e *env) load(id string) (*runs.Run, error) {
-	r, err := e.store.Load(id)
-	if errors.Is(err, runs.ErrNotFound) {
-		return nil, kongrun.Exit(1, fmt.Sprintf("no run %q (see `agent-runs list --all`)", id))
-	}
-	return r, err
 }
 
 // outcome is a one-line summary of a finished run.

@@ -82,7 +82,7 @@ func (StatusCmd) Help() string {
 
 // Run shows a run.
 func (s *StatusCmd) Run(e *env) error {
-	r, err := e.load(s.RunID)
+	r, err := e.store.Lookup(s.RunID)
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ type OwnCmd struct {
 // Run owns a run: registers the child's session, starts the child in its
 // own process group, records its exit and notifies the supervisor.
 func (o *OwnCmd) Run(e *env) error {
-	r, err := e.load(o.RunID)
+	r, err := e.store.Lookup(o.RunID)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func (StopCmd) Help() string {
 
 // Run stops.
 func (s *StopCmd) Run(e *env) error {
-	r, err := e.load(s.RunID)
+	r, err := e.store.Lookup(s.RunID)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (NudgeCmd) Help() string {
 
 // Run nudges.
 func (n *NudgeCmd) Run(e *env) error {
-	r, err := e.load(n.RunID)
+	r, err := e.store.Lookup(n.RunID)
 	if err != nil {
 		return err
 	}

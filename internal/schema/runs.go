@@ -65,18 +65,8 @@ type RunResult struct {
 	Result string    `json:"result"` // the output's tail
 }
 
-// AnswerReceipt is agent-runs answer --json.
-type AnswerReceipt struct {
-	RunID         string `json:"run_id"`
-	QuestionID    string `json:"question_id"`
-	Saved         bool   `json:"saved"`     // this call saved it
-	Identical     bool   `json:"identical"` // it was already saved with the same text
-	Delivered     bool   `json:"delivered"` // handed to the live child
-	RevivedRun    string `json:"revived_run,omitempty"`
-	NeedsContinue bool   `json:"needs_continue"`
-	AnswerPath    string `json:"answer_path"`
-	Note          string `json:"note"`
-}
+// AnswerReceipt is agent-runs answer --json: what answering did.
+type AnswerReceipt = runs.Receipt
 
 // Continued is agent-runs continue --json.
 type Continued struct {

@@ -231,13 +231,7 @@ func BrokerPath(command string) (string, error) {
 	if p := os.Getenv("INTERCOM_BROKER"); p != "" {
 		return exec.LookPath(p)
 	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "intercom-broker")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("intercom-broker")
+	p, err := detach.Beside("intercom-broker")
 	if err != nil {
 		return "", fmt.Errorf("find broker: intercom-broker is not beside %s nor on PATH (set brokerCommand in config.json or INTERCOM_BROKER)", os.Args[0])
 	}

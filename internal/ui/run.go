@@ -1,19 +1,15 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -60,34 +56,15 @@ func Run(ctx context.Context, o RunOptions) error {
 	return err
 }
 
-// ExecAnswer returns an AnswerFunc that runs `agent-runs answer` (found next
-// to the running executable, else on PATH) with the given INTERCOM_HOME, so
-// an answer from the UI takes exactly the CLI's path: saved durably, handed
-// to a live child or reviving an exited one.
-func ExecAnswer(home string) AnswerFunc {
+// DeskAnswer returns an AnswerFunc that answers through d, as agent-runs
+// answer does: saved durably, then handed to a live child or reviving an
+// exited one. It returns the receipt's note.
+func DeskAnswer(d runs.Desk) AnswerFunc {
 	return func(ctx context.Context, run, qid, text string) (string, error) {
-		bin := "agent-runs"
-		if exe, err := os.Executable(); err == nil {
-			if p := filepath.Join(filepath.Dir(exe), "agent-runs"); fileExists(p) {
-				bin = p
-			}
+		rec, err := d.Answer(ctx, run, qid, text)
+		if err != nil {
+			return "", err
 		}
-		cmd := exec.CommandContext(ctx, bin, "answer", run, "--question-id", qid, text)
-		cmd.Env = append(os.Environ(), "INTERCOM_HOME="+home)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			msg := strings.TrimSpace(errb.String())
-			if msg == "" {
-				msg = err.Error()
-			}
-			return "", errors.New(msg)
-		}
-		return strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0]), nil
+		return rec.Note, nil
 	}
-}
-
-func fileExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir()
 }
