@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 func TestReadFile(t *testing.T) {
@@ -15,15 +17,7 @@ func TestReadFile(t *testing.T) {
 	if err := os.WriteFile(small, []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sparse := filepath.Join(dir, "sparse")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(10 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := testenv.SparseFile(t, 10<<30)
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)

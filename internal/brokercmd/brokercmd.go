@@ -19,7 +19,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/paths"
 )
 
 type cmd struct {
@@ -109,19 +108,9 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfiles(log)
-	layout, err := paths.Resolve(c.Home, c.Socket)
-	if err == nil && c.Home != "" {
-		err = paths.CheckParent(layout.Home)
-	}
+	layout, cfg, err := config.ForHome(c.Home, c.Socket, func(w string) { log.Warn(w) })
 	if err != nil {
-		return err
-	}
-	cfg, warnings, err := config.Load(layout.ConfigFile())
-	for _, w := range warnings {
-		log.Warn(w)
-	}
-	if err != nil {
-		return err // config.ErrInvalid: a usage error
+		return err // a missing parent or a bad config.json: a usage error (2)
 	}
 	idle := cfg.IdleExit()
 	if c.IdleExit != nil {

@@ -119,19 +119,7 @@ func (e *env) home() string {
 }
 
 func (e *env) loadConfig() error {
-	l, err := paths.Resolve(e.g.Home, e.g.Socket)
-	if err != nil {
-		return err
-	}
-	if e.g.Home != "" { // --home or INTERCOM_HOME
-		if err := paths.CheckParent(l.Home); err != nil {
-			return err
-		}
-	}
-	cfg, warnings, err := config.Load(l.ConfigFile())
-	for _, w := range warnings {
-		fmt.Fprintf(e.stderr, "intercom: warning: %s\n", w)
-	}
+	_, cfg, err := config.ForHome(e.g.Home, e.g.Socket, func(w string) { fmt.Fprintf(e.stderr, "intercom: warning: %s\n", w) })
 	if err != nil {
 		return err
 	}

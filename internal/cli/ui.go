@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/tty"
@@ -70,18 +69,14 @@ func (u *UICmd) Run(e *env) error {
 	if !tty.Is(e.stdin) || !tty.Is(e.stdout) {
 		return kongrun.Usagef("ui needs a terminal: stdin and stdout must be a tty")
 	}
-	l, err := paths.Resolve(e.g.Home, e.g.Socket)
-	if err != nil {
-		return err
-	}
 	c, err := e.connect()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	noColor := os.Getenv("NO_COLOR") != ""
-	store := runs.Open(l.Home)
-	desk := runs.Desk{Store: store, Connect: e.connect, Launch: runs.OwnerLauncher("", l.Home, store)}
+	store := runs.Open(c.Home())
+	desk := runs.Desk{Store: store, Connect: e.connect, Launch: runs.OwnerLauncher("", c.Home(), store)}
 	err = ui.Run(e.ctx, ui.RunOptions{
 		Options: ui.Options{
 			Client: c, Cwd: u.Cwd, Shortcut: e.cfg.Shortcut, NoColor: noColor,

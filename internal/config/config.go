@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/paths"
+
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/duration"
 )
@@ -58,6 +60,25 @@ func (c Config) IdleExit() time.Duration    { return time.Duration(c.IdleExitMs)
 // ForgetAfter is how long the broker keeps a disconnected session that never
 // held a message (0: forever).
 func (c Config) ForgetAfter() time.Duration { return time.Duration(c.ForgetAfterMs) * time.Millisecond }
+
+// ForHome is where a command works and how: the layout of home and socket
+// (paths.Resolve; a home chosen explicitly, by flag or INTERCOM_HOME, must
+// have an existing parent, paths.CheckParent) and its config.json (Load),
+// each ignored key told to warn.
+func ForHome(home, socket string, warn func(string)) (paths.Layout, Config, error) {
+	l, err := paths.Resolve(home, socket)
+	if err == nil && home != "" {
+		err = paths.CheckParent(l.Home)
+	}
+	if err != nil {
+		return l, Config{}, err
+	}
+	cfg, warnings, err := Load(l.ConfigFile())
+	for _, w := range warnings {
+		warn(w)
+	}
+	return l, cfg, err
+}
 
 // Load reads path. A missing file yields the defaults. Unknown keys are
 // returned as warnings; a bad value is an error naming the key.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/paths"
 )
 
 func TestDefaults(t *testing.T) {
@@ -118,5 +120,34 @@ func TestParseUnknownKeysWarn(t *testing.T) {
 	}
 	if cfg.IdleExitMs != 700 {
 		t.Fatalf("known key not applied next to unknown ones: %+v", cfg)
+	}
+}
+
+func TestForHomeChecksAChosenHomeAndLoadsItsConfig(t *testing.T) {
+	t.Parallel()
+	home := filepath.Join(t.TempDir(), "ic")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"idleExitMs": 700, "bogus": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	l, cfg, err := ForHome(home, "/tmp/x.sock", func(w string) { warned = append(warned, w) })
+	if err != nil || l.Home != home || l.Socket != "/tmp/x.sock" || cfg.IdleExit() != 700*time.Millisecond {
+		t.Fatalf("ForHome = %+v, %+v, %v", l, cfg, err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "bogus") {
+		t.Errorf("warnings %q, want the unknown key named once", warned)
+	}
+	missing := filepath.Join(t.TempDir(), "no", "such", "home")
+	if _, _, err := ForHome(missing, "", func(string) {}); !errors.Is(err, paths.ErrNoParent) {
+		t.Errorf("ForHome(%s): %v, want ErrNoParent", missing, err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"idleExitMs": "soon"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ForHome(home, "", func(string) {}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("ForHome with a bad value: %v, want ErrInvalid", err)
 	}
 }

@@ -2,24 +2,16 @@ package mcpserver
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 func TestAttachmentsBoundedAndNamed(t *testing.T) {
-	sparse := filepath.Join(t.TempDir(), "big.log")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(10 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := testenv.SparseFile(t, 10<<30)
 	for _, p := range []string{"/dev/zero", sparse} {
 		if _, err := attachments([]Attachment{{Type: "file", Path: p}}); !errors.Is(err, bounded.ErrTooLarge) {
 			t.Errorf("file attachment %s: got %v, want a too-large error", p, err)

@@ -69,23 +69,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, g: &c.Globals,
 			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		var err error
-		if e.layout, err = paths.Resolve(c.Home, ""); err != nil {
-			return e.report(err)
-		}
-		if c.Home != "" { // --home or INTERCOM_HOME
-			if err := paths.CheckParent(e.layout.Home); err != nil {
-				return e.report(err)
-			}
-		}
-		e.store = runs.Open(e.layout.Home)
-		cfg, warnings, err := config.Load(e.layout.ConfigFile())
-		for _, w := range warnings {
-			fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w)
-		}
+		e.layout, e.cfg, err = config.ForHome(c.Home, "", func(w string) { fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w) })
 		if err != nil {
 			return e.report(err)
 		}
-		e.cfg = cfg
+		e.store = runs.Open(e.layout.Home)
 		return e.report(kctx.Run(e))
 	})
 }

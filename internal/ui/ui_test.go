@@ -15,6 +15,8 @@ import (
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 func TestSessionListShowsPeersAndTogglesScope(t *testing.T) {
@@ -415,15 +417,7 @@ func TestCanonicalKey(t *testing.T) {
 }
 
 func TestAttachIsBounded(t *testing.T) {
-	sparse := filepath.Join(t.TempDir(), "big.log")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(10 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := testenv.SparseFile(t, 10<<30)
 	var c compose
 	for p, want := range map[string]string{sparse: "is 10737418240 bytes; max 1048576", "/dev/zero": "/dev/zero is over 1048576 bytes"} {
 		if err := c.attach(p); err == nil || !strings.Contains(err.Error(), want) {
