@@ -2,16 +2,15 @@ package agentsession
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/detach"
+	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -140,32 +139,15 @@ func (s Store) LockDelivery(ctx context.Context, session string) (func(), error)
 
 const lockWait = 15 * time.Second
 
-// lockFile takes an flock on dir/name (a dead holder never blocks).
+// lockFile takes the lock dir/name.
 func lockFile(ctx context.Context, dir, name string) (func(), error) {
 	if err := paths.EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := flock.Acquire(ctx, path, lockWait, 10*time.Millisecond)
 	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", path, err)
-	}
-	deadline := time.Now().Add(lockWait)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+		return nil, err
 	}
 	now := time.Now()
 	_ = os.Chtimes(path, now, now) // a lock in use is never pruned as stale

@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/detach"
+	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
 )
@@ -194,28 +194,14 @@ func (sp *Spawner) servedSocket(pid int) string {
 	return ""
 }
 
-// acquire takes the spawn lock (an flock, so a dead holder never blocks).
+// acquire takes the spawn lock and writes who holds it.
 func acquire(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := flock.Acquire(ctx, path, lockWait, pollEvery)
 	if err != nil {
-		return nil, fmt.Errorf("open spawn lock: %w", err)
-	}
-	deadline := time.Now().Add(lockWait)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("acquire spawn lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(pollEvery):
-		}
+		return nil, fmt.Errorf("acquire spawn lock: %w", err)
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+strconv.FormatInt(time.Now().UnixMilli(), 10)+"\n"), 0)

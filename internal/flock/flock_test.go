@@ -1,0 +1,44 @@
+package flock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestAcquireIsExclusiveAndEndsWithItsHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	first, err := Acquire(t.Context(), path, time.Second, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	// Held: a second taker gives up after its wait, saying the lock is busy.
+	if _, err := Acquire(t.Context(), path, 20*time.Millisecond, time.Millisecond); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("second Acquire while held: %v, want EWOULDBLOCK", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Acquire(ctx, path, time.Minute, time.Millisecond); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with a cancelled context: %v", err)
+	}
+	// Released: a waiting taker gets it.
+	got := make(chan error, 1)
+	go func() {
+		f, err := Acquire(t.Context(), path, time.Minute, time.Millisecond)
+		if err == nil {
+			f.Close()
+		}
+		got <- err
+	}()
+	first.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("Acquire after release: %v", err)
+	}
+}
