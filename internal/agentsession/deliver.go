@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -67,4 +68,47 @@ func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, 
 		}
 	}
 	return b, nil
+}
+
+// WholeOptions shape a hand-over of whole messages (DeliverWhole).
+type WholeOptions struct {
+	WakeOnly bool // leave passive messages
+	Limit    int  // at most this many (0: all)
+	Peek     bool // show them without fetching or acknowledging
+}
+
+// DeliverWhole hands the session's waiting messages to write as they are
+// (for output that carries them whole: --json, inbox) and then
+// acknowledges them, under the session's delivery lock like Deliver. write
+// is called once, also with none. A write error acknowledges nothing. It
+// returns what was written; an error after that is the acknowledgement's
+// (the session's holder retries it).
+func (s Store) DeliverWhole(ctx context.Context, c *intercom.Client, session string, o WholeOptions, write func([]wire.Message) error) ([]wire.Message, error) {
+	unlock, err := s.LockDelivery(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	fetch := c.Inbox
+	if o.Peek {
+		fetch = c.Peek // looking is not fetching: the trace records no fetch
+	}
+	msgs, err := fetch(ctx, session, o.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if o.WakeOnly {
+		msgs = slices.DeleteFunc(msgs, func(m wire.Message) bool { return m.Delivery == wire.DeliveryPassive })
+	}
+	if err := write(msgs); err != nil {
+		return nil, err
+	}
+	if o.Peek || len(msgs) == 0 {
+		return msgs, nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	return msgs, c.AckShown(ctx, session, ids...)
 }

@@ -52,41 +52,24 @@ func (in *InboxCmd) Run(e *env) error {
 	}
 	// The agent's other deliverers (hooks, MCP server, wait) take the same
 	// lock: a message is handed over by one of them only.
-	unlock, err := agentsession.Open(c.Home()).LockDelivery(e.ctx, self)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	fetch := c.Inbox
-	if in.Peek {
-		fetch = c.Peek // looking is not fetching: the trace records no fetch
-	}
-	msgs, err := fetch(e.ctx, self, in.Limit)
-	if err != nil {
-		return err
-	}
-	out := bufio.NewWriter(e.stdout)
-	if e.g.JSON {
-		_ = e.printJSONTo(out, messagesJSON(msgs))
-	} else if len(msgs) == 0 {
-		fmt.Fprintln(out, "No messages.")
-	}
-	if !e.g.JSON {
-		for _, m := range msgs {
-			render.Message(out, m, e.replyHint(e.g.Session, m))
+	_, err = agentsession.Open(c.Home()).DeliverWhole(e.ctx, c, self, agentsession.WholeOptions{Limit: in.Limit, Peek: in.Peek}, func(msgs []wire.Message) error {
+		out := bufio.NewWriter(e.stdout)
+		if e.g.JSON {
+			_ = e.printJSONTo(out, messagesJSON(msgs))
+		} else if len(msgs) == 0 {
+			fmt.Fprintln(out, "No messages.")
 		}
-	}
-	if err := out.Flush(); err != nil {
-		return fmt.Errorf("write messages: %w", err)
-	}
-	if in.Peek || len(msgs) == 0 {
+		if !e.g.JSON {
+			for _, m := range msgs {
+				render.Message(out, m, e.replyHint(e.g.Session, m))
+			}
+		}
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("write messages: %w", err)
+		}
 		return nil
-	}
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-	}
-	return c.AckShown(e.ctx, self, ids...)
+	})
+	return err
 }
 
 // waitOne waits up to d for a deliverable message and fetches it.

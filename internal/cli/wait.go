@@ -159,31 +159,15 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, 
 			func(text string) error { _, err := io.WriteString(out, text); return err })
 		return b.Text != "", err
 	}
-	unlock, err := store.LockDelivery(e.ctx, sid)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	msgs, err := c.Inbox(e.ctx, sid, 0)
-	if err != nil {
-		return false, err
-	}
-	var wake []wire.Message
-	var ids []string
-	for _, m := range msgs {
-		if m.Delivery != wire.DeliveryPassive {
-			wake = append(wake, m)
-			ids = append(ids, m.ID)
+	wake, err := store.DeliverWhole(e.ctx, c, sid, agentsession.WholeOptions{WakeOnly: true}, func(msgs []wire.Message) error {
+		if len(msgs) == 0 {
+			return nil
 		}
-	}
-	if len(wake) == 0 {
-		return false, nil
-	}
-	if err := e.printJSONTo(out, schema.Wait{Messages: messagesJSON(wake).Messages}); err != nil {
-		return false, err
-	}
-	if err := c.AckShown(e.ctx, sid, ids...); err != nil {
+		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages})
+	})
+	if err != nil && len(wake) > 0 {
 		e.log.Warn("ack not confirmed; the session's holder retries it", "err", err)
+		err = nil
 	}
-	return true, nil
+	return len(wake) > 0, err
 }
