@@ -4,6 +4,12 @@
 // answer (questions/<qid>/question.json, answer.json). Every write is
 // atomic and fsync'd, so a crash of the child, its owner, the supervisor or
 // the broker loses no question and no answer.
+//
+// It also holds the workflows of supervision, which the command lines only
+// call: a child's side (Contact: Reach the supervisor, Progress, Ask and
+// wait for the answer), the supervisor's (Desk: Answer, Continue, reviving
+// an exited child), the child's environment (ChildEnv, ChildFromEnv) and
+// the launch of a run's detached owner (OwnerLauncher).
 package runs
 
 import (
