@@ -6,6 +6,7 @@ LDFLAGS := -s -w -X $(STAMP).version=$(VERSION) -X $(STAMP).commit=$(COMMIT)
 BINS    := intercom intercom-broker agent-runs intercom-bridge
 TARGETS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
 DIST    ?= dist
+BINDIR  ?= bin
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
 BENCH_OUT ?= bench-results.json
@@ -16,8 +17,8 @@ BENCH_FLAGS ?=
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build the binaries into bin/ (stamped with VERSION and COMMIT).
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ $(addprefix ./cmd/,$(BINS))
+build: ## Build the binaries into BINDIR (bin/), stamped with VERSION and COMMIT.
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BINDIR)/ $(addprefix ./cmd/,$(BINS))
 
 TESTFLAGS ?=
 TESTARGS  ?=
@@ -54,10 +55,10 @@ cover: ## make test with coverage: unit tests and the -cover e2e binaries write 
 	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
 
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
-	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
-	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).

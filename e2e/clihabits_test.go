@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 var allBins = []string{"intercom", "intercom-broker", "agent-runs", "intercom-bridge"}
@@ -37,6 +39,32 @@ func TestCLIVersionOnEveryBinary(t *testing.T) {
 	}
 	if fndExists(h.Home) {
 		t.Errorf("version created %s: it must not need a broker or a state dir", h.Home)
+	}
+}
+
+// TestCLIMakeBuildStampsEveryBinary: `make build VERSION=v9.9.9` stamps all
+// four binaries (one stamp, package buildinfo, read through kongrun):
+// --version, version and version --json all say v9.9.9.
+func TestCLIMakeBuildStampsEveryBinary(t *testing.T) {
+	t.Parallel()
+	mk, err := exec.LookPath("make")
+	testenv.Need(t, err == nil, "needs make: the Makefile's build target is what is tested")
+	dir := t.TempDir()
+	if out, err := exec.Command(mk, "-C", "..", "build", "VERSION=v9.9.9", "BINDIR="+dir).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	for _, bin := range allBins {
+		for _, args := range [][]string{{"--version"}, {"version"}} {
+			out, err := exec.Command(filepath.Join(dir, bin), args...).Output()
+			if want := bin + " v9.9.9 (commit "; err != nil || !strings.HasPrefix(string(out), want) {
+				t.Errorf("%s %s: %q (%v), want it to start %q", bin, args[0], out, err, want)
+			}
+		}
+		out, err := exec.Command(filepath.Join(dir, bin), "version", "--json").Output()
+		var in struct{ Version string }
+		if err != nil || json.Unmarshal(out, &in) != nil || in.Version != "v9.9.9" {
+			t.Errorf("%s version --json: %q (%v), want version v9.9.9", bin, out, err)
+		}
 	}
 }
 
