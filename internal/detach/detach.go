@@ -47,7 +47,7 @@ func Start(s Spec) (*Child, error) {
 	if s.Log != "" {
 		logf, err := os.OpenFile(s.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("open log: %w", err)
+			return nil, fmt.Errorf("open log %s: %w", s.Log, err)
 		}
 		defer logf.Close() // the child holds its own copy
 		cmd.Stdout, cmd.Stderr = logf, logf
@@ -62,7 +62,7 @@ func Start(s Spec) (*Child, error) {
 	cmd.Env = append(withoutReady(s.Env), ReadyEnv+"=3")
 	if err := cmd.Start(); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("start %s: %w", s.Path, err)
+		return nil, err // it names the path
 	}
 	ch.Pid = cmd.Process.Pid
 	go func() {
