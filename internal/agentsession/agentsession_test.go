@@ -3,7 +3,6 @@ package agentsession
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/broker"
+	"github.com/intercom-dev/intercom/internal/brokertest"
 	"github.com/intercom-dev/intercom/internal/hooks"
-	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -160,25 +158,8 @@ func TestSupersedeNewestWins(t *testing.T) {
 // world is an in-process broker with a temp home.
 func world(t *testing.T) (string, *intercom.Client) {
 	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		b.Close()
-		os.RemoveAll(l.SocketDir())
-	})
-	c, err := intercom.Connect(context.Background(), intercom.Options{Home: home, NoSpawn: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return home, c
+	home := brokertest.Start(t)
+	return home, brokertest.Connect(t, home)
 }
 
 func TestDeliverAcknowledgesOnlyWhatIsComplete(t *testing.T) {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/intercom-dev/intercom/internal/broker"
-	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/brokertest"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -28,34 +26,16 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	root := t.TempDir()
-	home := filepath.Join(root, "home")
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		b.Close()
-		os.RemoveAll(l.SocketDir())
-	})
-	return &world{t: t, home: home, proj: proj}
+	return &world{t: t, home: brokertest.Start(t), proj: proj}
 }
 
 func (w *world) client() *intercom.Client {
 	w.t.Helper()
-	c, err := intercom.Connect(context.Background(), intercom.Options{Home: w.home, NoSpawn: true})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(c.Close)
-	return c
+	return brokertest.Connect(w.t, w.home)
 }
 
 // peer attaches a session named name in dir (default: the project).

@@ -1,0 +1,48 @@
+// Package brokertest starts a real intercom broker in-process, on a
+// temporary home, for the tests of the packages built on it: Badger in
+// t.TempDir(), the real Unix-socket gateway, clients through pkg/intercom.
+package brokertest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/intercom-dev/intercom/internal/broker"
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+)
+
+// Start runs a broker on a new home under t.TempDir() until t ends and
+// returns the home.
+func Start(t testing.TB) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	l, err := paths.Resolve(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		os.RemoveAll(l.SocketDir())
+	})
+	return home
+}
+
+// Connect opens a client of the broker of home (never spawning one),
+// closed when t ends.
+func Connect(t testing.TB, home string) *intercom.Client {
+	t.Helper()
+	c, err := intercom.Connect(context.Background(), intercom.Options{Home: home, NoSpawn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
