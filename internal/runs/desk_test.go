@@ -190,3 +190,49 @@ func TestDeskAnswerWithoutABrokerKeepsTheAnswer(t *testing.T) {
 		t.Errorf("Answer to an unknown question = %+v, %v", rec, err)
 	}
 }
+
+func TestDeskRevivalThatFailsToLaunchIsContinuedOnce(t *testing.T) {
+	s := newSupervised(t, StateFailed, 0)
+	d := s.desk(t)
+	launch := d.Launch
+	d.Launch = func(string) (*detach.Child, error) { return nil, errors.New("no agent-runs here") }
+	rec, err := d.Answer(t.Context(), s.run.ID, s.q.ID, "retry it")
+	if err == nil || rec == nil || !rec.NeedsContinue || !strings.Contains(rec.Note, "revival failed: no agent-runs here; retry with: agent-runs continue "+s.run.ID) {
+		t.Fatalf("Answer with a failing launcher = %+v, %v", rec, err)
+	}
+	old, _ := s.st.Load(s.run.ID)
+	if old.RevivedTo == "" {
+		t.Fatal("the revival was not recorded before the launch")
+	}
+	// continue finishes the recorded revival: the same new run, launched once.
+	d.Launch = launch
+	nr, err := d.Continue(s.run.ID)
+	if err != nil || nr.ID != old.RevivedTo || len(s.launched) != 1 {
+		t.Fatalf("Continue = %+v, %v (launched %v), want run %s launched once", nr, err, s.launched, old.RevivedTo)
+	}
+	// Once its owner has recorded the launch, nothing is launched again.
+	if _, err := s.st.Update(nr.ID, func(r *Run) error { r.State = StateRunning; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := d.Continue(s.run.ID); err != nil || again.ID != nr.ID || len(s.launched) != 1 {
+		t.Fatalf("Continue after the launch = %+v, %v (launched %v)", again, err, s.launched)
+	}
+}
+
+func TestStoreWritesFailCleanlyWhereNoDirectoryCanBe(t *testing.T) {
+	file := t.TempDir() + "/not-a-dir"
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := Store{Dir: file + "/runs"}
+	r := &Run{ID: NewID(), Agent: "a", State: StateStarting}
+	if err := st.Create(r); err == nil {
+		t.Fatal("Create under a file succeeded")
+	}
+	if err := st.SaveQuestion(&Question{ID: NewQuestionID(), RunID: r.ID}); err == nil {
+		t.Fatal("SaveQuestion under a file succeeded")
+	}
+	if _, err := st.Lookup(r.ID); err == nil || strings.Contains(err.Error(), "no run") {
+		t.Fatalf("Lookup under a file: %v, want the read error (not a missing run)", err)
+	}
+}
