@@ -61,7 +61,7 @@ type certsIssueCmd struct {
 	Dir       string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
 	Name      string        `required:"" help:"Host name to certify." placeholder:"HOST"`
 	Days      int           `default:"825" help:"Validity in days."`
-	NotBefore time.Duration `name:"not-before" hidden:"" help:"Start of validity relative to now (tests)."`
+	NotBefore time.Duration `name:"not-before" offset:"true" hidden:"" help:"Start of validity relative to now (tests)."`
 	ValidFor  time.Duration `name:"valid-for" hidden:"" help:"Validity, overrides --days (tests)."`
 }
 
