@@ -238,3 +238,17 @@ intercom --json contact-supervisor --reason need_decision -m "Which API?" > answ
 		checkJSON(t, "intercom-message", l) // e.g. a run's completion notice
 	}
 }
+
+// TestJSONVersionMatchesSchema: `version --json` of all four binaries
+// matches docs/schemas/version.json.
+func TestJSONVersionMatchesSchema(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	for _, bin := range []string{"intercom", "agent-runs", "intercom-bridge", "intercom-broker"} {
+		out, err := h.cmd(t.Context(), bin, "version", "--json").Output()
+		if err != nil {
+			t.Fatalf("%s version --json: %v", bin, err)
+		}
+		checkJSON(t, "version", string(out))
+	}
+}
