@@ -415,7 +415,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	sreq := wire.SendRequest{From: in.From.ID + "@" + req.Host, To: in.To, Text: in.Text, Delivery: in.Delivery,
 		ExpectsReply: in.ExpectsReply, ReplyTo: in.ReplyTo, Thread: in.Thread, QueueMode: in.QueueMode,
 		Attachments: in.Attachments, ClientMsgID: in.ID, DeliverySet: true}
-	if err := validateSend(&sreq); err != nil && in.Topic == "" {
+	if err := wire.ValidateSend(&sreq); err != nil && in.Topic == "" {
 		fail(err)
 		return
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -173,7 +172,7 @@ type preparedSend struct {
 }
 
 func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
-	if err := validateSend(&req); err != nil {
+	if err := wire.ValidateSend(&req); err != nil {
 		return nil, err
 	}
 	seq, err := b.seq.Next()
@@ -254,87 +253,6 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		b.dedupe[p.dkey] = p.msg.ID
 	}
 	return p, nil
-}
-
-func validateSend(req *wire.SendRequest) error {
-	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeBadRequest, format, a...) }
-	if req.From == "" {
-		return bad("send: sender session is required")
-	}
-	if strings.TrimSpace(req.To) == "" {
-		return bad("send: target is required")
-	}
-	if strings.TrimSpace(req.Text) == "" && len(req.Attachments) == 0 {
-		return bad("send: message is empty")
-	}
-	if err := presence.ValidText("message", req.Text); err != nil {
-		return bad("%v", err)
-	}
-	if req.Delivery == "" {
-		req.Delivery = wire.DeliverySteer
-	}
-	switch req.Delivery {
-	case wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive:
-	default:
-		return bad("invalid delivery %q: want steer, queue or passive", req.Delivery)
-	}
-	if req.Delivery == wire.DeliveryPassive && req.ExpectsReply {
-		return bad("passive delivery cannot be used for an ask")
-	}
-	switch req.QueueMode {
-	case "":
-		if req.Thread != "" {
-			return bad("thread is only valid with queue mode replace")
-		}
-	case "replace":
-		if req.Delivery != wire.DeliveryQueue {
-			return bad("queue mode replace requires delivery queue")
-		}
-		if req.Thread == "" {
-			return bad("queue mode replace requires a thread")
-		}
-		if req.ExpectsReply {
-			return bad("an ask cannot use queue mode replace")
-		}
-		if err := presence.ValidLabel("thread", req.Thread); err != nil {
-			return bad("%v", err)
-		}
-	default:
-		return bad("invalid queue mode %q: want replace", req.QueueMode)
-	}
-	if req.ReplyTo != "" {
-		if err := presence.ValidLabel("reply_to", req.ReplyTo); err != nil {
-			return bad("%v", err)
-		}
-	}
-	if req.ClientMsgID != "" {
-		if err := presence.ValidLabel("client message id", req.ClientMsgID); err != nil || len(req.ClientMsgID) > 128 {
-			return bad("invalid client message id")
-		}
-	}
-	for i, a := range req.Attachments {
-		switch a.Type {
-		case "file", "snippet", "context":
-		default:
-			return bad("attachment %d: invalid type %q: want file, snippet or context", i+1, a.Type)
-		}
-		if err := presence.ValidLabel(fmt.Sprintf("attachment %d name", i+1), a.Name); err != nil {
-			return bad("%v", err)
-		}
-		if a.Language != "" {
-			if err := presence.ValidLabel(fmt.Sprintf("attachment %d language", i+1), a.Language); err != nil {
-				return bad("%v", err)
-			}
-		}
-	}
-	m := wire.Message{Text: req.Text, Attachments: req.Attachments}
-	if n := m.Size(); n > wire.MaxMessageBytes {
-		return wire.Errorf(wire.CodeTooLarge, "message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
-	}
-	if req.TimeoutMs < 0 {
-		return bad("invalid ask timeout")
-	}
-	return nil
 }
 
 func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
@@ -602,8 +520,8 @@ func (b *Broker) onAck(m *nats.Msg) {
 		respond(m, wire.Reply[wire.AckReply]{Error: wire.Errorf(wire.CodeBadRequest, "decode ack request: %v", err)})
 		return
 	}
-	if req.SessionID == "" || len(req.IDs) == 0 || len(req.IDs) > 10000 {
-		respond(m, wire.Reply[wire.AckReply]{Error: wire.Errorf(wire.CodeBadRequest, "ack: session and 1-10000 ids are required")})
+	if err := wire.ValidateAck(req); err != nil {
+		respond(m, wire.Reply[wire.AckReply]{Error: toWireError(err)})
 		return
 	}
 	acked := 0
@@ -883,8 +801,8 @@ func (b *Broker) dropInbox(sid string) error {
 // restarted, or the asked session reconnected), and hands over a reply that
 // is already stored.
 func (b *Broker) askWait(req wire.AskWaitRequest) (*wire.Empty, error) {
-	if req.AskID == "" || req.WaitSubject == "" || req.SessionID == "" || req.To == "" {
-		return nil, wire.Errorf(wire.CodeBadRequest, "askwait: session, ask id, target and wait subject are required")
+	if err := wire.ValidateAskWait(req); err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	from, to := b.sessions[req.SessionID], b.sessions[req.To]

@@ -96,38 +96,9 @@ func (b *Broker) persistLastSeen() {
 	})
 }
 
-func badRequest(err error) error { return wire.Errorf(wire.CodeBadRequest, "%v", err) }
-
 func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error) {
-	if req.Name != "" {
-		if err := presence.ValidateName(req.Name); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	if req.ID != "" {
-		if err := presence.ValidID(req.ID); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	if err := presence.ValidLabel("cwd", req.Cwd); err != nil {
-		return nil, badRequest(err)
-	}
-	if req.Project == "" {
-		req.Project = req.Cwd
-	}
-	if req.Status == "" {
-		req.Status = "idle"
-	}
-	if err := presence.ValidateStatus(req.Status); err != nil {
-		return nil, badRequest(err)
-	}
-	if req.Model != "" {
-		if err := presence.ValidLabel("model", req.Model); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	if req.Holder && !validToken(req.HolderToken) {
-		return nil, wire.Errorf(wire.CodeBadRequest, "register: a holder needs a holder_token of 1-64 letters and digits")
+	if err := wire.ValidateRegister(&req); err != nil {
+		return nil, err
 	}
 	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
 		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
@@ -324,13 +295,10 @@ func (b *Broker) rowsLocked(self string) []*wire.Session {
 }
 
 func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
+	if err := wire.ValidateList(&req); err != nil {
+		return nil, err
+	}
 	scope := req.Scope
-	if scope == "" {
-		scope = "project"
-	}
-	if scope != "project" && scope != "all" {
-		return nil, wire.Errorf(wire.CodeBadRequest, "invalid scope %q: want project or all", scope)
-	}
 	b.mu.Lock()
 	rows := b.rowsLocked(req.Self)
 	if scope == "all" {
@@ -375,10 +343,8 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 }
 
 func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
-	if req.Status != "" {
-		if err := presence.ValidateStatus(req.Status); err != nil {
-			return nil, badRequest(err)
-		}
+	if err := wire.ValidateState(req); err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	s := b.sessions[req.SessionID]
@@ -445,19 +411,6 @@ func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
 			delete(b.byCID, cid)
 		}
 	}
-}
-
-// validToken reports whether t can be the last token of a delivery subject.
-func validToken(t string) bool {
-	if t == "" || len(t) > 64 {
-		return false
-	}
-	for _, r := range t {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // queuedCounts counts every session's stored, unacknowledged messages (one

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -69,8 +68,8 @@ func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply
 	if res, ok, err := b.forwardSubscription("subscribe", req); ok {
 		return res, err
 	}
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return nil, badRequest(err)
+	if err := wire.ValidateSubscribe(req); err != nil {
+		return nil, err
 	}
 	if _, err := b.topicSession(req.SessionID, "subscribe"); err != nil {
 		return nil, err
@@ -92,8 +91,8 @@ func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeRep
 	if res, ok, err := b.forwardSubscription("unsubscribe", req); ok {
 		return res, err
 	}
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return nil, badRequest(err)
+	if err := wire.ValidateSubscribe(req); err != nil {
+		return nil, err
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic}
 	err := b.commitWait(func(txn *store.Txn) error {
@@ -108,55 +107,6 @@ func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeRep
 		return nil, err
 	}
 	return out, nil
-}
-
-func validatePublish(req *wire.PublishRequest) error {
-	bad := func(f string, a ...any) error { return wire.Errorf(wire.CodeBadRequest, f, a...) }
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return bad("%v", err)
-	}
-	if req.Event == "" {
-		req.Event = wire.EventUpdate
-	}
-	switch req.Event {
-	case wire.EventUpdate, wire.EventBlocker, wire.EventDecision, wire.EventRelease:
-	default:
-		return bad("invalid event %q: want update, blocker, decision or release", req.Event)
-	}
-	if strings.TrimSpace(req.Message) == "" {
-		return bad("publish: message is required (a record is self-contained current state)")
-	}
-	if err := presence.ValidText("message", req.Message); err != nil {
-		return bad("%v", err)
-	}
-	if len(req.Message) > wire.MaxMessageBytes {
-		return wire.Errorf(wire.CodeTooLarge, "message too large (%d bytes; max %d)", len(req.Message), wire.MaxMessageBytes)
-	}
-	if (req.Resource == "") != (req.Ownership == "") {
-		return bad("--resource and --ownership go together")
-	}
-	if req.Resource != "" {
-		if err := presence.ValidLabel("resource", req.Resource); err != nil || len(req.Resource) > 200 {
-			return bad("invalid resource %q", req.Resource)
-		}
-		switch req.Ownership {
-		case wire.OwnershipHeld, wire.OwnershipReleased:
-		default:
-			return bad("invalid ownership %q: want held or released", req.Ownership)
-		}
-	}
-	if req.Event == wire.EventRelease && req.Ownership == wire.OwnershipHeld {
-		return bad("a release cannot declare ownership held")
-	}
-	if req.Version < 0 {
-		return bad("invalid version")
-	}
-	if req.ClientMsgID != "" {
-		if err := presence.ValidLabel("client message id", req.ClientMsgID); err != nil || len(req.ClientMsgID) > 128 {
-			return bad("invalid client message id")
-		}
-	}
-	return nil
 }
 
 // onPublish stores a record and, for blocker/decision/release, a steer
@@ -199,7 +149,7 @@ func (b *Broker) onPublish(m *nats.Msg) {
 // publishAs stores peer's publication and its wake-ups and waits for the
 // commit. Wake-ups for subscribers on bridged hosts go to their outbox.
 func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.PublishReply, error) {
-	if err := validatePublish(&req); err != nil {
+	if err := wire.ValidatePublish(&req); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
@@ -352,10 +302,8 @@ func (b *Broker) topicsAnywhere(req wire.TopicsRequest) (*wire.TopicsReply, erro
 
 // topics reads current records, subscribers and resource owners.
 func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
-	if req.Topic != "" {
-		if err := presence.ValidateTopic(req.Topic); err != nil {
-			return nil, badRequest(err)
-		}
+	if err := wire.ValidateTopics(req); err != nil {
+		return nil, err
 	}
 	var recs []storedRecord
 	var subs []storedSub

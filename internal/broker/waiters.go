@@ -53,8 +53,11 @@ func (b *Broker) noteArrivalsLocked(s *session, msgs []wire.Message) {
 // message arrived for its delivering holder), or at the timeout.
 func (b *Broker) onInboxWait(m *nats.Msg) {
 	var req wire.InboxWaitRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || req.SessionID == "" {
-		respond(m, wire.Reply[wire.InboxWaitReply]{Error: wire.Errorf(wire.CodeBadRequest, "inboxwait: session required")})
+	if json.Unmarshal(m.Data, &req) != nil {
+		req = wire.InboxWaitRequest{} // refused below, as a wait for no session
+	}
+	if err := wire.ValidateInboxWait(req); err != nil {
+		respond(m, wire.Reply[wire.InboxWaitReply]{Error: toWireError(err)})
 		return
 	}
 	timeout := time.Duration(req.TimeoutMs) * time.Millisecond

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -130,17 +129,11 @@ func messageText(e *env, words []string) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-// checkMessage validates text and attachments before contacting the broker.
+// checkMessage validates text and attachments before contacting the broker,
+// by the broker's own rule.
 func checkMessage(text string, att []wire.Attachment) error {
-	if strings.TrimSpace(text) == "" && len(att) == 0 {
-		return usagef("message is empty")
-	}
-	if err := presence.ValidText("message", text); err != nil {
+	if err := wire.ValidateMessage(text, att); err != nil {
 		return usagef("%v", err)
-	}
-	m := wire.Message{Text: text, Attachments: att}
-	if n := m.Size(); n > wire.MaxMessageBytes {
-		return usagef("message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
 	}
 	return nil
 }

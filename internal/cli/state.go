@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // StateCmd reports a held session's lifecycle.
@@ -29,7 +29,7 @@ Examples:
 // Run reports state.
 func (s *StateCmd) Run(e *env) error {
 	status := s.Status
-	if err := presence.ValidateStatus(status); err != nil || strings.Contains(status, " · ") {
+	if err := wire.ValidateStatus(status); err != nil || strings.Contains(status, " · ") {
 		return usagef("invalid status %q: want idle, thinking or tool:NAME", status)
 	}
 	suffix := s.Suffix

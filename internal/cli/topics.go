@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 func checkTopic(t string) error {
-	if err := presence.ValidateTopic(t); err != nil {
+	if err := wire.ValidateTopic(t); err != nil {
 		return usageError{err}
 	}
 	return nil

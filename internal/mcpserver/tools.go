@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -266,7 +265,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		}
 		return b.String(), nil
 	case "subscribe", "unsubscribe":
-		if err := presence.ValidateTopic(in.Topic); err != nil {
+		if err := wire.ValidateTopic(in.Topic); err != nil {
 			return "", err
 		}
 		if in.Action == "unsubscribe" {
@@ -284,7 +283,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		}
 		return "Subscribed to " + in.Topic + ".", nil
 	case "publish":
-		if err := presence.ValidateTopic(in.Topic); err != nil {
+		if err := wire.ValidateTopic(in.Topic); err != nil {
 			return "", err
 		}
 		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
@@ -295,7 +294,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), nil
 	case "topics":
 		if in.Topic != "" {
-			if err := presence.ValidateTopic(in.Topic); err != nil {
+			if err := wire.ValidateTopic(in.Topic); err != nil {
 				return "", err
 			}
 		}
