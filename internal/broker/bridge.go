@@ -39,16 +39,10 @@ type remoteHost struct {
 // up reports whether the link to the host is up, per a recent report.
 func (r *remoteHost) up() bool { return r.linkUp && time.Since(r.updated) < remoteStaleAfter }
 
-func outboxPrefix(host string) string { return "outbox/" + host + "/" }
-func outboxKey(host string, seq uint64) string {
-	return fmt.Sprintf("outbox/%s/%020d", host, seq)
-}
-func rhostKey(host string) string { return "rhost/" + host }
-
 func (b *Broker) loadRemotes() error {
 	return b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, "rhost/", func(k string, _ []byte) (bool, error) {
-			h := strings.TrimPrefix(k, "rhost/")
+		return txn.Scan(store.RemoteHostsPrefix, func(k string, _ []byte) (bool, error) {
+			h := store.RemoteHostOf(k)
 			b.remotes[h] = &remoteHost{host: h}
 			return true, nil
 		})
@@ -136,7 +130,7 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 	})
 	b.mu.Unlock()
 	if isNew {
-		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(rhostKey(req.Host)), nil) }); err != nil {
+		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set(store.RemoteHostKey(req.Host), nil) }); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +141,7 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 func (b *Broker) prepareRemoteSendLocked(req wire.SendRequest, from *session, name, host string, seq uint64) (*preparedSend, error) {
 	p := &preparedSend{req: req}
 	if req.ClientMsgID != "" {
-		p.dkey = dedupeKey(from.ID, req.ClientMsgID)
+		p.dkey = store.DedupeKey(from.ID, req.ClientMsgID)
 		p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
 	}
 	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
@@ -204,7 +198,7 @@ func (b *Broker) prepareRemoteLocked(p *preparedSend, from *session, name, host 
 	p.ask = req.ExpectsReply
 	p.msg.From = wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
 	p.msg.To = toID
-	p.key = outboxKey(host, p.msg.Seq)
+	p.key = store.OutboxKey(host, p.msg.Seq)
 	return nil
 }
 
@@ -291,7 +285,7 @@ func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, e
 	}
 	out := []wire.Message{}
 	err := b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, outboxPrefix(req.Host), func(_ string, v []byte) (bool, error) {
+		return txn.Scan(store.OutboxPrefix(req.Host), func(_ string, v []byte) (bool, error) {
 			var m wire.Message
 			if json.Unmarshal(v, &m) == nil {
 				out = append(out, m)
@@ -313,20 +307,20 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 		return
 	}
 	var settled *wire.Message
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
 			settled = nil
-			key, err := store.Get(txn, midxKey(req.ID))
+			key, err := txn.Get(store.MessageIndexKey(req.ID))
 			if err == store.ErrNotFound {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			if !strings.HasPrefix(string(key), outboxPrefix(req.Host)) {
+			if !strings.HasPrefix(string(key), store.OutboxPrefix(req.Host)) {
 				return nil
 			}
-			v, err := store.Get(txn, string(key))
+			v, err := txn.Get(string(key))
 			if err != nil {
 				return err
 			}
@@ -334,12 +328,12 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 			if json.Unmarshal(v, &msg) == nil {
 				settled = &msg
 			}
-			if err := txn.Delete(key); err != nil {
+			if err := txn.Delete(string(key)); err != nil {
 				return err
 			}
-			return txn.Delete([]byte(midxKey(req.ID)))
+			return txn.Delete(store.MessageIndexKey(req.ID))
 		},
-		after: func(err error) {
+		After: func(err error) {
 			if err != nil {
 				respond(m, wire.Reply[wire.Empty]{Error: toWireError(err)})
 				return
@@ -376,16 +370,16 @@ func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.E
 	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: "bridge@" + host, Name: "intercom-bridge@" + host},
 		To: msg.From.ID, Delivery: wire.DeliverySteer, SentAt: time.Now().UTC(), ReplyTo: msg.ID,
 		Text: fmt.Sprintf("Message %s to %s could not be delivered: %s", msg.ID, msg.To, why.Message)}
-	key := inboxKey(msg.From.ID, seq)
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
+	key := store.InboxKey(msg.From.ID, seq)
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
 			data, _ := json.Marshal(n)
-			if err := txn.Set([]byte(key), data); err != nil {
+			if err := txn.Set(key, data); err != nil {
 				return err
 			}
-			return txn.Set([]byte(midxKey(n.ID)), []byte(key))
+			return txn.Set(store.MessageIndexKey(n.ID), []byte(key))
 		},
-		after: func(err error) {
+		After: func(err error) {
 			if err != nil {
 				return
 			}
@@ -435,7 +429,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 		return
 	}
 	p := &preparedSend{req: sreq, toRow: b.viewLocked(to, ""), ask: in.ExpectsReply}
-	p.dkey = dedupeKey(sreq.From, in.ID)
+	p.dkey = store.DedupeKey(sreq.From, in.ID)
 	p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
 	p.msg = in
 	p.msg.Seq, p.msg.To = seq, to.ID
@@ -443,15 +437,15 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	if p.msg.Topic != "" {
 		p.msg.Topic += "@" + req.Host // a wake-up from a topic of that host
 	}
-	p.key = inboxKey(to.ID, seq)
+	p.key = store.InboxKey(to.ID, seq)
 	if !p.retry {
 		b.dedupe[p.dkey] = in.ID
 	}
 	b.mu.Unlock()
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
-		after: func(err error) { b.afterSend(m, p, err) },
-		size:  len(m.Data),
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
+		After: func(err error) { b.afterSend(m, p, err) },
+		Size:  len(m.Data),
 	})
 }
 

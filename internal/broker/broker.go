@@ -68,8 +68,8 @@ type Broker struct {
 	st    *store.Store
 	gw    *gateway.Gateway
 	lock  *os.File
-	seq   *seqSource
-	cmt   *committer
+	seq   *store.Sequence
+	cmt   *store.Committer
 	idle  chan struct{}
 	start time.Time
 
@@ -174,7 +174,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.st, err = store.Open(l.DBDir(), log); err != nil {
 		return nil, err
 	}
-	if b.seq, err = newSeqSource(b.st); err != nil {
+	if b.seq, err = store.NewSequence(b.st); err != nil {
 		return nil, err
 	}
 	if err = b.loadSessions(); err != nil {
@@ -183,7 +183,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.loadRemotes(); err != nil {
 		return nil, err
 	}
-	b.cmt = newCommitter(b.st, log, b.storeFailed)
+	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify})
 	b.startTraceWriter()
 	err, natsDone = <-natsDone, nil
 	if err != nil {
@@ -318,17 +318,6 @@ func respond(m *nats.Msg, v any) {
 	}
 	data, _ := json.Marshal(v)
 	_ = m.Respond(data)
-}
-
-func toWireError(err error) *wire.Error {
-	var we *wire.Error
-	if errors.As(err, &we) {
-		return we
-	}
-	if errors.Is(err, store.ErrUnavailable) {
-		return unavailableReply(err)
-	}
-	return wire.Errorf(wire.CodeInternal, "%v", err)
 }
 
 func (b *Broker) subscribe() error {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"strings"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -86,13 +85,13 @@ func (b *Broker) keepsState(sid string) bool {
 	keep := true
 	_ = b.st.View(func(txn *store.Txn) error {
 		found := false
-		store.Keys(txn, inboxPrefix(sid), func(string) bool { found = true; return false })
-		for _, prefix := range []string{"tsub/", "trec/"} {
+		txn.Keys(store.InboxPrefix(sid), func(string) bool { found = true; return false })
+		for _, prefix := range []string{store.TopicSubsAll, store.TopicRecordsAll} {
 			if found {
 				break
 			}
-			store.Keys(txn, prefix, func(k string) bool {
-				found = strings.HasSuffix(k, "\x00"+sid)
+			txn.Keys(prefix, func(k string) bool {
+				found = store.TopicKeyOf(k, sid)
 				return !found
 			})
 		}

@@ -58,7 +58,7 @@ func (b *Broker) storeFailed(err error) {
 		err = b.st.Err()
 		b.log.Error("store unavailable: stopping the broker", "err", err)
 		if b.cmt != nil {
-			b.cmt.fail(err)
+			b.cmt.Fail(err)
 		}
 		close(b.storeDown)
 	})

@@ -38,16 +38,6 @@ type ask struct {
 	timer        *time.Timer
 }
 
-func inboxPrefix(sid string) string { return "inbox/" + sid + "/" }
-func inboxKey(sid string, seq uint64) string {
-	return fmt.Sprintf("inbox/%s/%020d", sid, seq)
-}
-func midxKey(id string) string { return "midx/" + id }
-
-// ackedKey marks an ack of a message id that was not stored when acked.
-func ackedKey(sid, id string) string     { return "ackd/" + sid + "/" + id }
-func dedupeKey(from, cmid string) string { return "dedupe/" + from + "/" + cmid }
-
 // dedupeScope is whose namespace a client message id lives in: the sender's;
 // but an ephemeral sender (a CLI call without --session) lives for one call,
 // so a retry comes from a new session, and its ids are scoped to the
@@ -84,12 +74,12 @@ func (b *Broker) onSend(m *nats.Msg) {
 	// Read before the committer owns p. A retry's first send was pushed
 	// already; while the disk is full or the store failed nothing is pushed
 	// that may be refused.
-	early := p.remote == "" && !p.retry && !b.cmt.lowSpace() && b.st.Err() == nil
+	early := p.remote == "" && !p.retry && !b.cmt.LowSpace() && b.st.Err() == nil
 	msg, dkey := p.msg, p.dkey
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
-		after: after,
-		size:  len(m.Data),
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
+		After: after,
+		Size:  len(m.Data),
 	})
 	if early {
 		b.pushEarly(msg, dkey)
@@ -132,8 +122,8 @@ func (b *Broker) pushEarly(msg wire.Message, dkey string) {
 func (b *Broker) knownLocked(msg wire.Message, dkey string) bool {
 	known := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		for _, k := range []string{dkey, midxKey(msg.ID), ackedKey(msg.To, msg.ID)} {
-			if _, err := store.Get(txn, k); err != store.ErrNotFound {
+		for _, k := range []string{dkey, store.MessageIndexKey(msg.ID), store.AckedKey(msg.To, msg.ID)} {
+			if _, err := txn.Get(k); err != store.ErrNotFound {
 				return nil // found, or unreadable: known
 			}
 		}
@@ -194,7 +184,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	}
 	p := &preparedSend{req: req, toRow: b.viewLocked(to, req.From)}
 	if req.ClientMsgID != "" {
-		p.dkey = dedupeKey(dedupeScope(from, to), req.ClientMsgID)
+		p.dkey = store.DedupeKey(dedupeScope(from, to), req.ClientMsgID)
 		// A retry of a message still being committed goes through the
 		// committer behind it: answered "duplicate" only once the first is
 		// on disk, stored itself if the first failed.
@@ -224,7 +214,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
 		Attachments: req.Attachments, SentAt: time.Now().UTC(),
 	}
-	p.key = inboxKey(to.ID, seq)
+	p.key = store.InboxKey(to.ID, seq)
 	if req.QueueMode == "replace" && !p.retry {
 		p.rkey = replaceKey{from.ID, to.ID, req.Thread}
 		if prev, ok := b.replace[p.rkey]; ok {
@@ -258,14 +248,14 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	p.duplicate = ""
 	if p.dkey != "" { // committed earlier with the same client message id?
-		if v, err := store.Get(txn, p.dkey); err == nil {
+		if v, err := txn.Get(p.dkey); err == nil {
 			p.duplicate = string(v)
 			return nil
 		} else if err != store.ErrNotFound {
 			return err
 		}
 	}
-	if _, err := store.Get(txn, ackedKey(p.msg.To, p.msg.ID)); err == nil {
+	if _, err := txn.Get(store.AckedKey(p.msg.To, p.msg.ID)); err == nil {
 		// Its holder acked this id before it was stored (an early push by a
 		// broker that died before the commit): it was delivered.
 		p.duplicate = p.msg.ID
@@ -273,7 +263,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	} else if err != store.ErrNotFound {
 		return err
 	}
-	if _, err := store.Get(txn, midxKey(p.msg.ID)); err == nil {
+	if _, err := txn.Get(store.MessageIndexKey(p.msg.ID)); err == nil {
 		// The same client message id, reused after its dedupe window while
 		// the first message is still undelivered: it is that message.
 		p.duplicate = p.msg.ID
@@ -283,15 +273,14 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	if err != nil {
 		return err
 	}
-	if err := txn.Set([]byte(p.key), data); err != nil {
+	if err := txn.Set(p.key, data); err != nil {
 		return err
 	}
-	if err := txn.Set([]byte(midxKey(p.msg.ID)), []byte(p.key)); err != nil {
+	if err := txn.Set(store.MessageIndexKey(p.msg.ID), []byte(p.key)); err != nil {
 		return err
 	}
 	if p.req.ClientMsgID != "" {
-		e := badgerEntry(p.dkey, p.msg.ID, b.retryMemory())
-		if err := txn.SetEntry(e); err != nil {
+		if err := txn.SetTTL(p.dkey, []byte(p.msg.ID), b.retryMemory()); err != nil {
 			return err
 		}
 	}
@@ -305,7 +294,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 
 // deleteInboxKey removes an inbox entry and its id index.
 func deleteInboxKey(txn *store.Txn, key string) error {
-	v, err := store.Get(txn, key)
+	v, err := txn.Get(key)
 	if err == store.ErrNotFound {
 		return nil
 	}
@@ -314,11 +303,11 @@ func deleteInboxKey(txn *store.Txn, key string) error {
 	}
 	var m wire.Message
 	if json.Unmarshal(v, &m) == nil && m.ID != "" {
-		if err := txn.Delete([]byte(midxKey(m.ID))); err != nil {
+		if err := txn.Delete(store.MessageIndexKey(m.ID)); err != nil {
 			return err
 		}
 	}
-	return txn.Delete([]byte(key))
+	return txn.Delete(key)
 }
 
 func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
@@ -500,7 +489,7 @@ func (b *Broker) flushLoop(sid string, s *session) {
 func (b *Broker) scanInbox(sid string, limit int) ([]wire.Message, error) {
 	var out []wire.Message
 	err := b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, inboxPrefix(sid), func(_ string, v []byte) (bool, error) {
+		return txn.Scan(store.InboxPrefix(sid), func(_ string, v []byte) (bool, error) {
 			var m wire.Message
 			if err := json.Unmarshal(v, &m); err != nil {
 				b.log.Warn("skip unreadable message", "session", sid, "err", err)
@@ -526,17 +515,17 @@ func (b *Broker) onAck(m *nats.Msg) {
 	}
 	acked := 0
 	var ackedIDs []string
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
 			acked, ackedIDs = 0, ackedIDs[:0]
 			for _, id := range req.IDs {
-				key, err := store.Get(txn, midxKey(id))
+				key, err := txn.Get(store.MessageIndexKey(id))
 				if err == store.ErrNotFound {
 					// Not stored (any more, or yet: a message pushed early by a
 					// broker that died before committing it). Remember the ack,
 					// so that a retried send of it (same id) is not stored and
 					// shown again after the holder was told it is acked.
-					if err := txn.SetEntry(badgerEntry(ackedKey(req.SessionID, id), "", b.retryMemory())); err != nil {
+					if err := txn.SetTTL(store.AckedKey(req.SessionID, id), nil, b.retryMemory()); err != nil {
 						return err
 					}
 					if err := b.keepUnstoredTrace(txn, req.SessionID, id); err != nil {
@@ -547,16 +536,16 @@ func (b *Broker) onAck(m *nats.Msg) {
 				if err != nil {
 					return err
 				}
-				if !strings.HasPrefix(string(key), inboxPrefix(req.SessionID)) {
+				if !strings.HasPrefix(string(key), store.InboxPrefix(req.SessionID)) {
 					continue // not this session's message
 				}
 				if err := b.keepTrace(txn, id, key); err != nil {
 					return err
 				}
-				if err := txn.Delete([]byte(midxKey(id))); err != nil {
+				if err := txn.Delete(store.MessageIndexKey(id)); err != nil {
 					return err
 				}
-				if err := txn.Delete(key); err != nil {
+				if err := txn.Delete(string(key)); err != nil {
 					return err
 				}
 				acked++
@@ -564,7 +553,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 			}
 			return nil
 		},
-		after: func(err error) {
+		After: func(err error) {
 			if err != nil {
 				respond(m, wire.Reply[wire.AckReply]{Error: toWireError(err)})
 				return
@@ -589,7 +578,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 			b.mu.Unlock()
 			respond(m, wire.Reply[wire.AckReply]{Result: &wire.AckReply{Acked: acked}})
 		},
-		linger: true, // shares the next send's fsync rather than delaying it
+		Linger: true, // shares the next send's fsync rather than delaying it
 	})
 }
 
@@ -770,7 +759,7 @@ func (b *Broker) dropInbox(sid string) error {
 	for {
 		var keys []string
 		if err := b.st.View(func(txn *store.Txn) error {
-			return store.Scan(txn, inboxPrefix(sid), func(k string, _ []byte) (bool, error) {
+			return txn.Scan(store.InboxPrefix(sid), func(k string, _ []byte) (bool, error) {
 				keys = append(keys, k)
 				return len(keys) < 500, nil
 			})
@@ -784,7 +773,7 @@ func (b *Broker) dropInbox(sid string) error {
 				}
 			}
 			if len(keys) < 500 {
-				return txn.Delete([]byte(sessKey(sid)))
+				return txn.Delete(store.SessionKey(sid))
 			}
 			return nil
 		})

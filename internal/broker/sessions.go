@@ -50,15 +50,13 @@ func newSession(id string, created time.Time) *session {
 	}
 }
 
-func sessKey(id string) string { return "sess/" + id }
-
 func (s *session) record() record {
 	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen, Mailed: s.mailed}
 }
 
 func (b *Broker) loadSessions() error {
 	return b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, "sess/", func(_ string, v []byte) (bool, error) {
+		return txn.Scan(store.SessionPrefix, func(_ string, v []byte) (bool, error) {
 			var r record
 			if err := json.Unmarshal(v, &r); err != nil {
 				b.log.Warn("skip unreadable session record", "err", err)
@@ -88,7 +86,7 @@ func (b *Broker) persistLastSeen() {
 	_ = b.st.Update(func(txn *store.Txn) error {
 		for _, r := range recs {
 			data, _ := json.Marshal(r)
-			if err := txn.Set([]byte(sessKey(r.ID)), data); err != nil {
+			if err := txn.Set(store.SessionKey(r.ID), data); err != nil {
 				return err
 			}
 		}
@@ -191,7 +189,7 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 	}
 	if !req.Ephemeral {
 		data, _ := json.Marshal(rec)
-		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) }); err != nil {
+		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set(store.SessionKey(rec.ID), data) }); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +223,7 @@ func (b *Broker) detachLocked(s *session, why string) {
 		rec := s.record()
 		go func() {
 			data, _ := json.Marshal(rec)
-			_ = b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) })
+			_ = b.st.Update(func(txn *store.Txn) error { return txn.Set(store.SessionKey(rec.ID), data) })
 		}()
 	}
 	b.log.Info("session "+why, "id", s.ID, "name", s.Name)
@@ -418,10 +416,9 @@ func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
 func (b *Broker) queuedCounts() map[string]int {
 	counts := map[string]int{}
 	_ = b.st.View(func(txn *store.Txn) error {
-		store.Keys(txn, "inbox/", func(key string) bool {
-			rest := key[len("inbox/"):]
-			if i := strings.IndexByte(rest, '/'); i > 0 {
-				counts[rest[:i]]++
+		txn.Keys(store.InboxesPrefix, func(key string) bool {
+			if sid, ok := store.InboxOwner(key); ok {
+				counts[sid]++
 			}
 			return true
 		})

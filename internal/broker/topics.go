@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,9 +16,6 @@ import (
 // and each subscription is a key (tsub/<topic>\x00<session>). Records and
 // subscriptions live in Badger; wake-ups travel as ordinary inbox messages,
 // written in the same transaction as the record.
-
-func trecKey(topic, sid string) string { return "trec/" + topic + "\x00" + sid }
-func tsubKey(topic, sid string) string { return "tsub/" + topic + "\x00" + sid }
 
 // storedRecord is a topic record on disk.
 type storedRecord struct {
@@ -44,7 +40,7 @@ type storedSub struct {
 // commitWait runs apply through the ordered committer and waits for it.
 func (b *Broker) commitWait(apply func(*store.Txn) error) error {
 	done := make(chan error, 1)
-	b.cmt.Submit(op{apply: apply, after: func(err error) { done <- err }})
+	b.cmt.Submit(store.Op{Apply: apply, After: func(err error) { done <- err }})
 	return <-done
 }
 
@@ -75,11 +71,11 @@ func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply
 		return nil, err
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic, AwaitRelease: req.AwaitRelease}
-	err := b.commitWait(func(txn *store.Txn) error {
-		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+	err := b.cmt.Wait(func(txn *store.Txn) error {
+		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
 		out.Existed = err == nil
 		data, _ := json.Marshal(storedSub{Topic: req.Topic, SessionID: req.SessionID, AwaitRelease: req.AwaitRelease, Since: time.Now().UTC()})
-		return txn.Set([]byte(tsubKey(req.Topic, req.SessionID)), data)
+		return txn.Set(store.TopicSubKey(req.Topic, req.SessionID), data)
 	})
 	if err != nil {
 		return nil, classify(err)
@@ -95,13 +91,13 @@ func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeRep
 		return nil, err
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic}
-	err := b.commitWait(func(txn *store.Txn) error {
-		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+	err := b.cmt.Wait(func(txn *store.Txn) error {
+		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
 		if err == store.ErrNotFound {
-			return opError{wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic)}
+			return store.Refuse(wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic))
 		}
 		out.Existed = true
-		return txn.Delete([]byte(tsubKey(req.Topic, req.SessionID)))
+		return txn.Delete(store.TopicSubKey(req.Topic, req.SessionID))
 	})
 	if err != nil {
 		return nil, err
@@ -167,24 +163,24 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	remoteHosts := map[string]bool{}
 	pkey := ""
 	if req.ClientMsgID != "" {
-		pkey = "pdedupe/" + peer.ID + "/" + req.ClientMsgID
+		pkey = store.PublishDedupeKey(peer.ID, req.ClientMsgID)
 	}
-	err = b.commitWait(func(txn *store.Txn) error {
+	err = b.cmt.Wait(func(txn *store.Txn) error {
 		wake, reply.Stale, reply.Woken, reply.Duplicate = nil, false, 0, false
 		clear(remoteHosts)
 		if pkey != "" { // applied before (a retry after a lost reply)?
-			if v, err := store.Get(txn, pkey); err == nil {
+			if v, err := txn.Get(pkey); err == nil {
 				reply.Duplicate = true
 				_, _ = fmt.Sscan(string(v), &reply.Seq)
 				return nil
 			} else if err != store.ErrNotFound {
 				return err
 			}
-			if err := txn.SetEntry(badgerEntry(pkey, fmt.Sprint(seq), b.retryMemory())); err != nil {
+			if err := txn.SetTTL(pkey, []byte(fmt.Sprint(seq)), b.retryMemory()); err != nil {
 				return err
 			}
 		}
-		if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
+		if v, err := txn.Get(store.TopicRecordKey(req.Topic, peer.ID)); err == nil {
 			var old storedRecord
 			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
 				reply.Stale, reply.Seq = true, old.Seq
@@ -194,14 +190,14 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 			return err
 		}
 		data, _ := json.Marshal(rec)
-		if err := txn.Set([]byte(trecKey(req.Topic, peer.ID)), data); err != nil {
+		if err := txn.Set(store.TopicRecordKey(req.Topic, peer.ID), data); err != nil {
 			return err
 		}
 		if req.Event == wire.EventUpdate {
 			return nil
 		}
 		var subs []storedSub
-		if err := store.Scan(txn, "tsub/"+req.Topic+"\x00", func(_ string, v []byte) (bool, error) {
+		if err := txn.Scan(store.TopicSubPrefix(req.Topic), func(_ string, v []byte) (bool, error) {
 			var s storedSub
 			if json.Unmarshal(v, &s) == nil {
 				subs = append(subs, s)
@@ -223,16 +219,16 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 				Delivery: wire.DeliverySteer, SentAt: now,
 				Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
 			}
-			key := inboxKey(s.SessionID, mseq)
+			key := store.InboxKey(s.SessionID, mseq)
 			if _, host, remote := wire.SplitRemote(s.SessionID); remote {
-				key = outboxKey(host, mseq)
+				key = store.OutboxKey(host, mseq)
 				remoteHosts[host] = true
 			}
 			data, _ := json.Marshal(msg)
-			if err := txn.Set([]byte(key), data); err != nil {
+			if err := txn.Set(key, data); err != nil {
 				return err
 			}
-			if err := txn.Set([]byte(midxKey(msg.ID)), []byte(key)); err != nil {
+			if err := txn.Set(store.MessageIndexKey(msg.ID), []byte(key)); err != nil {
 				return err
 			}
 			wake = append(wake, msg)
@@ -307,12 +303,9 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 	}
 	var recs []storedRecord
 	var subs []storedSub
-	recPrefix, subPrefix := "trec/", "tsub/"
-	if req.Topic != "" {
-		recPrefix, subPrefix = recPrefix+req.Topic+"\x00", subPrefix+req.Topic+"\x00"
-	}
+	recPrefix, subPrefix := store.TopicRecordPrefix(req.Topic), store.TopicSubPrefix(req.Topic)
 	err := b.st.View(func(txn *store.Txn) error {
-		if err := store.Scan(txn, recPrefix, func(_ string, v []byte) (bool, error) {
+		if err := txn.Scan(recPrefix, func(_ string, v []byte) (bool, error) {
 			var r storedRecord
 			if json.Unmarshal(v, &r) == nil {
 				recs = append(recs, r)
@@ -321,7 +314,7 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		}); err != nil {
 			return err
 		}
-		return store.Scan(txn, subPrefix, func(_ string, v []byte) (bool, error) {
+		return txn.Scan(subPrefix, func(_ string, v []byte) (bool, error) {
 			var s storedSub
 			if json.Unmarshal(v, &s) == nil {
 				subs = append(subs, s)
@@ -403,10 +396,10 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 
 // dropSubscriptions removes every subscription of a forgotten session.
 func (b *Broker) dropSubscriptions(sid string) error {
-	return b.commitWait(func(txn *store.Txn) error {
+	return b.cmt.Wait(func(txn *store.Txn) error {
 		var keys []string
-		if err := store.Scan(txn, "tsub/", func(k string, _ []byte) (bool, error) {
-			if strings.HasSuffix(k, "\x00"+sid) {
+		if err := txn.Scan(store.TopicSubsAll, func(k string, _ []byte) (bool, error) {
+			if store.TopicKeyOf(k, sid) {
 				keys = append(keys, k)
 			}
 			return true, nil
@@ -414,7 +407,7 @@ func (b *Broker) dropSubscriptions(sid string) error {
 			return err
 		}
 		for _, k := range keys {
-			if err := txn.Delete([]byte(k)); err != nil {
+			if err := txn.Delete(k); err != nil {
 				return err
 			}
 		}

@@ -2,10 +2,7 @@ package broker
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -46,28 +43,6 @@ type traceLog struct {
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
-}
-
-func traceKey(id string) string         { return "trace/" + id }
-func traceEventPrefix(id string) string { return "tev/" + id + "/" }
-
-func traceEventKey(ev traceEvent) string {
-	kind := "p"
-	if ev.fetch {
-		kind = "f"
-	}
-	return fmt.Sprintf("%s%020d-%s", traceEventPrefix(ev.id), ev.at.UnixNano(), kind)
-}
-
-// parseTraceEvent reads an event key of message id.
-func parseTraceEvent(id, key string) (traceEvent, bool) {
-	rest := strings.TrimPrefix(key, traceEventPrefix(id))
-	nanos, kind, ok := strings.Cut(rest, "-")
-	n, err := strconv.ParseInt(nanos, 10, 64)
-	if !ok || err != nil || (kind != "p" && kind != "f") {
-		return traceEvent{}, false
-	}
-	return traceEvent{id: id, at: time.Unix(0, n).UTC(), fetch: kind == "f"}, true
 }
 
 func (b *Broker) traceLocked(id string) *trace {
@@ -143,16 +118,16 @@ func (b *Broker) traceWriter(kick, stop <-chan struct{}, done chan<- struct{}) {
 			continue
 		}
 		written := make(chan struct{})
-		b.cmt.Submit(op{
-			apply: func(txn *store.Txn) error {
+		b.cmt.Submit(store.Op{
+			Apply: func(txn *store.Txn) error {
 				for _, ev := range evs {
-					if err := txn.SetEntry(badgerEntry(traceEventKey(ev), "", traceTTL)); err != nil {
+					if err := txn.SetTTL(store.TraceEventKey(ev.id, ev.at, ev.fetch), nil, traceTTL); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			after: func(err error) {
+			After: func(err error) {
 				if err != nil {
 					b.log.Debug("trace events not stored", "events", len(evs), "err", err)
 				}
@@ -161,8 +136,8 @@ func (b *Broker) traceWriter(kick, stop <-chan struct{}, done chan<- struct{}) {
 				b.mu.Unlock()
 				close(written)
 			},
-			size:   64 * len(evs),
-			linger: true,
+			Size:   64 * len(evs),
+			Linger: true,
 		})
 		<-written
 	}
@@ -180,12 +155,12 @@ type storedTrace struct {
 
 // storedEvents reads the event keys of id.
 func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time) {
-	store.Keys(txn, traceEventPrefix(id), func(key string) bool {
-		if ev, ok := parseTraceEvent(id, key); ok {
-			if ev.fetch {
-				fetched = append(fetched, ev.at)
+	txn.Keys(store.TraceEventPrefix(id), func(key string) bool {
+		if at, fetch, ok := store.ParseTraceEvent(id, key); ok {
+			if fetch {
+				fetched = append(fetched, at)
 			} else {
-				pushed = append(pushed, ev.at)
+				pushed = append(pushed, at)
 			}
 		}
 		return true
@@ -209,7 +184,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 	found := false
 	err := b.st.View(func(txn *store.Txn) error {
 		out.Pushed, out.Fetched = storedEvents(txn, req.ID)
-		if v, err := store.Get(txn, traceKey(req.ID)); err == nil {
+		if v, err := txn.Get(store.TraceKey(req.ID)); err == nil {
 			var st storedTrace
 			if json.Unmarshal(v, &st) == nil {
 				acked := st.Acked
@@ -219,11 +194,11 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 			}
 			return nil
 		}
-		key, err := store.Get(txn, midxKey(req.ID))
+		key, err := txn.Get(store.MessageIndexKey(req.ID))
 		if err != nil {
 			return nil
 		}
-		v, err := store.Get(txn, string(key))
+		v, err := txn.Get(string(key))
 		if err != nil {
 			return nil
 		}
@@ -257,7 +232,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 
 // keepTrace writes the delivery timeline of a message being acknowledged.
 func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
-	v, err := store.Get(txn, string(key))
+	v, err := txn.Get(string(key))
 	if err != nil {
 		return nil
 	}
@@ -289,7 +264,7 @@ func (b *Broker) memEvents(id string) (pushed, fetched []time.Time) {
 // finds (ackedKey) and does not store. The trace then says acked, with the
 // events known and no stored time.
 func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
-	if _, err := store.Get(txn, traceKey(id)); err != store.ErrNotFound {
+	if _, err := txn.Get(store.TraceKey(id)); err != store.ErrNotFound {
 		return nil // kept already, or unreadable: leave it
 	}
 	st := storedTrace{To: sid, Acked: time.Now().UTC()}
@@ -299,5 +274,5 @@ func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
 
 func putTrace(txn *store.Txn, id string, st storedTrace) error {
 	data, _ := json.Marshal(st)
-	return txn.SetEntry(badgerEntry(traceKey(id), string(data), traceTTL))
+	return txn.SetTTL(store.TraceKey(id), data, traceTTL)
 }
