@@ -105,7 +105,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 	}
 	m := brgExpect(t, p.b1, "hello from alpha")
 	from := msgSub(m, "from")
-	if m["id"] != r.ID || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
+	if m["id"] != r.ID+"@alpha" || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
 		t.Fatalf("b1 got %v; want id %s from a1@alpha (%s@alpha)", m, r.ID, p.a1ID)
 	}
 
@@ -114,7 +114,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 		t.Fatalf("send b1 → a1@alpha: %+v", r2)
 	}
 	m = brgExpect(t, p.a1, "hello from beta")
-	if m["id"] != r2.ID || msgSub(m, "from")["name"] != "b1@beta" || msgSub(m, "from")["id"] != p.b1ID+"@beta" {
+	if m["id"] != r2.ID+"@beta" || msgSub(m, "from")["name"] != "b1@beta" || msgSub(m, "from")["id"] != p.b1ID+"@beta" {
 		t.Fatalf("a1 got %v; want id %s from b1@beta", m, r2.ID)
 	}
 
@@ -163,9 +163,10 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 		target           string
 		askerP, answerP  *Proc
 		askerID, fromAsk string
+		askerHost        string
 	}{
-		{p.A, p.B, "a1", "b1", "b1@beta", p.a1, p.b1, p.a1ID, "a1@alpha"},
-		{p.B, p.A, "b1", "a1", "a1@alpha", p.b1, p.a1, p.b1ID, "b1@beta"},
+		{p.A, p.B, "a1", "b1", "b1@beta", p.a1, p.b1, p.a1ID, "a1@alpha", "alpha"},
+		{p.B, p.A, "b1", "a1", "a1@alpha", p.b1, p.a1, p.b1ID, "b1@beta", "beta"},
 	} {
 		q := "question from " + dir.asker
 		ask := dir.ask.Start("-s", dir.asker, "--json", "ask", dir.target, q)
@@ -187,8 +188,9 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 			AskID string         `json:"ask_id"`
 			Reply map[string]any `json:"reply"`
 		}
-		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID != m["id"] ||
-			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != m["id"] ||
+		// The ask is known on the other host as "<id>@<asker's host>".
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID+"@"+dir.askerHost != m["id"] ||
+			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != res.AskID ||
 			msgSub(res.Reply, "from")["name"] != dir.target {
 			t.Fatalf("ask %s → %s: exit %d, stdout %q, stderr %q", dir.asker, dir.target, code, out, ask.Stderr())
 		}
@@ -322,15 +324,15 @@ func TestBridgeRefusals(t *testing.T) {
 		{"another CA altogether", brgMat(foreign, "beta", "alpha"), "bad certificate", "unknown authority"},
 		{"expired certificate", brgTLS{Cert: filepath.Join(expired, "beta.crt"), Key: filepath.Join(expired, "beta.key"),
 			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, "expired", ""},
-		// gamma's valid certificate, claiming to be beta: accepted, it
-		// would link fully (it serves icb.beta.*).
+		// gamma's valid certificate where beta is expected (a bridge cannot
+		// claim another name than its certificate's: TestBridgeServeRefusesWrongPeerName).
 		{"certificate of the wrong host", brgTLS{Cert: filepath.Join(dir, "gamma.crt"), Key: filepath.Join(dir, "gamma.key"),
-			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, `peer certificate names \"gamma\", expected \"beta\"`, ""},
+			CA: filepath.Join(dir, "ca.crt"), Name: "gamma", Peer: "alpha"}, `peer certificate names \"gamma\", expected \"beta\"`, ""},
 		{"server of the wrong name", brgTLS{Cert: filepath.Join(dir, "beta.crt"), Key: filepath.Join(dir, "beta.key"),
 			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "gamma"}, "bad certificate", "gamma"},
 	} {
 		soff := len(serve.Stderr())
-		join := brgJoin(t, B, addr, c.mat)
+		join := brgJoinRefused(t, B, addr, c.mat)
 		brgAwaitLog(t, serve, soff, "link refused", c.onServe)
 		if c.onJoin != "" {
 			brgAwaitLog(t, join, 0, "link refused", c.onJoin)
@@ -391,12 +393,12 @@ func TestBridgeRefusals(t *testing.T) {
 	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
 	for _, id := range sentA {
 		m := brgNextMsg(t, b1)
-		if m["id"] != id || msgSub(m, "from")["id"] != msgStr(a1ev["id"])+"@alpha" {
+		if m["id"] != id+"@alpha" || msgSub(m, "from")["id"] != msgStr(a1ev["id"])+"@alpha" {
 			t.Fatalf("b1 got %v, want queued message %s (all: %v)", m, id, sentA)
 		}
 	}
 	for _, id := range sentB {
-		if m := brgNextMsg(t, a1); m["id"] != id {
+		if m := brgNextMsg(t, a1); m["id"] != id+"@beta" {
 			t.Fatalf("a1 got %v, want queued message %s", m, id)
 		}
 	}
@@ -405,8 +407,9 @@ func TestBridgeRefusals(t *testing.T) {
 }
 
 // TestBridgeServeRefusesWrongPeerName: a serve that expects another host
-// (--peer gamma) refuses beta's valid certificate, even when the joining
-// bridge calls itself gamma (accepted, that link would be complete).
+// (--peer gamma) refuses beta's valid certificate; and a bridge cannot call
+// itself by another name than its certificate's (join --name gamma with
+// beta's certificate exits 2 at once, naming both).
 func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
 	t.Parallel()
 	A, B := brgNewH(t), brgNewH(t)
@@ -415,7 +418,10 @@ func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
 	serve, addr := brgServe(t, A, "127.0.0.1:0", brgMat(dir, "alpha", "gamma"))
 	m := brgMat(dir, "beta", "alpha")
 	m.Name = "gamma"
-	join := brgJoin(t, B, addr, m)
+	if r := brgRun(t, B, append([]string{"join", addr}, m.args()...)...); r.Code != 2 || !strings.Contains(r.Stderr, `--cert names "beta", not --name "gamma"`) {
+		t.Fatalf("join --name gamma with beta's certificate: %+v, want exit 2 naming both", r)
+	}
+	join := brgJoinRefused(t, B, addr, brgMat(dir, "beta", "alpha"))
 	brgAwaitLog(t, serve, 0, "link refused", `peer certificate names \"beta\", expected \"gamma\"`)
 	brgAwaitLog(t, join, 0, "link refused", "")
 	off := len(serve.Stderr())
@@ -447,7 +453,7 @@ func TestBridgeRevokedRefused(t *testing.T) {
 	p.join.Signal(syscall.SIGTERM)
 	p.serve.Signal(syscall.SIGTERM)
 	serve, addr := brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
-	join := brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
+	join := brgJoinRefused(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
 	brgAwaitLog(t, serve, 0, "link refused", `certificate of \"beta\" is revoked`)
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
 		return r["connected"] == false && r["state"] == wire.StateDisconnected
@@ -470,7 +476,7 @@ func TestBridgeRevokedRefused(t *testing.T) {
 	}
 	_, addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
 	brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
-	if m := brgNextMsg(t, p.b1); m["id"] != r.ID || m["text"] != "after revocation" {
+	if m := brgNextMsg(t, p.b1); m["id"] != r.ID+"@alpha" || m["text"] != "after revocation" {
 		t.Fatalf("b1 got %v, want the queued %s", m, r.ID)
 	}
 	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
@@ -516,7 +522,7 @@ func TestBridgeLinkDropRestoreExactlyOnce(t *testing.T) {
 	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
 	for i, text := range texts {
 		m := brgNextMsg(t, p.b1)
-		if m["text"] != text || (ids[i] != "" && m["id"] != ids[i]) {
+		if m["text"] != text || (ids[i] != "" && m["id"] != ids[i]+"@alpha") {
 			t.Fatalf("message %d after restore: %v, want %q (%s)", i, m, text, ids[i])
 		}
 	}
@@ -553,7 +559,7 @@ func TestBridgeLocalBridgeKilledShowsLinkDown(t *testing.T) {
 		t.Fatalf("send with the bridge dead took %s", d)
 	}
 	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
-	if m := brgNextMsg(t, p.a1); m["id"] != r.ID {
+	if m := brgNextMsg(t, p.a1); m["id"] != r.ID+"@beta" {
 		t.Fatalf("a1 got %v, want %s", m, r.ID)
 	}
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
@@ -592,7 +598,7 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 	next := func() {
 		t.Helper()
 		m := brgNextMsg(t, p.a1)
-		if m["id"] != ids[got] || m["text"] != fmt.Sprintf("stream %d", got) {
+		if m["id"] != ids[got]+"@beta" || m["text"] != fmt.Sprintf("stream %d", got) {
 			t.Fatalf("a1's message %d: %v, want %s (stream %d)", got, m, ids[got], got)
 		}
 		got++
@@ -651,16 +657,28 @@ func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
 	}
 
 	// What the link exposes: a client with beta's valid certificate
-	// reaches alpha's bridge subjects, not the broker API.
+	// receives alpha's presence, and reaches none of the broker API.
 	cfg := brgClientTLS(t, p.certs, "beta", "alpha")
-	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second), nats.NoReconnect())
+	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second),
+		nats.NoReconnect(), nats.CustomInboxPrefix("icb.inbox.beta"))
 	if err != nil {
 		t.Fatalf("control: beta's certificate cannot connect: %v", err)
 	}
 	defer nc.Close()
-	res, err := nc.Request("icb.alpha.presence", nil, 5*time.Second)
-	if err != nil || !strings.Contains(string(res.Data), p.a1ID) {
-		t.Fatalf("control: presence over the link: %v %v", err, res)
+	pres, err := nc.SubscribeSync("icb.pres.alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen bool
+	for deadline := time.Now().Add(brgWait); !seen && time.Now().Before(deadline); {
+		m, err := pres.NextMsg(brgWait)
+		if err != nil {
+			t.Fatalf("control: no presence from alpha over the link: %v", err)
+		}
+		seen = strings.Contains(string(m.Data), p.a1ID)
+	}
+	if !seen {
+		t.Fatalf("control: alpha's presence never listed a1 (%s)", p.a1ID)
 	}
 	for _, subj := range []string{wire.SubjList, wire.SubjSend, wire.SubjBridgeOutbox, wire.SubjBridgeAck} {
 		if _, err := nc.Request(subj, []byte(`{}`), time.Second); err == nil {
@@ -756,8 +774,11 @@ func brgCopyCA(t *testing.T, h *H, dir, host string, extra ...string) string {
 	return out
 }
 
-// brgTLS is the certificate material of one bridge side.
-type brgTLS struct{ Cert, Key, CA, Name, Peer string }
+// brgTLS is the certificate material of one bridge side, and more flags.
+type brgTLS struct {
+	Cert, Key, CA, Name, Peer string
+	Extra                     []string
+}
 
 // brgMat is host's certificate from dir, trusting dir's CA, expecting peer.
 func brgMat(dir, host, peer string) brgTLS {
@@ -766,7 +787,7 @@ func brgMat(dir, host, peer string) brgTLS {
 }
 
 func (m brgTLS) args() []string {
-	return []string{"--cert", m.Cert, "--key", m.Key, "--ca", m.CA, "--name", m.Name, "--peer", m.Peer}
+	return append([]string{"--cert", m.Cert, "--key", m.Key, "--ca", m.CA, "--name", m.Name, "--peer", m.Peer}, m.Extra...)
 }
 
 // brgServe starts `intercom-bridge --json serve` in h and waits for it to be
@@ -787,13 +808,24 @@ func brgServe(t *testing.T, h *H, listen string, m brgTLS) (*Proc, string) {
 }
 
 // brgJoin starts `intercom-bridge --json join addr` in h and waits for it to
-// be ready (serving its side; the link may or may not be up).
+// be ready: linked and serving its side.
 func brgJoin(t *testing.T, h *H, addr string, m brgTLS) *Proc {
+	t.Helper()
+	p := brgJoinRefused(t, h, addr, m)
+	if ev := p.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
+		t.Fatalf("join: event after connecting %v, want ready", ev)
+	}
+	return p
+}
+
+// brgJoinRefused starts a join that is not expected to link: it waits for
+// its "connecting" event only.
+func brgJoinRefused(t *testing.T, h *H, addr string, m brgTLS) *Proc {
 	t.Helper()
 	p := h.StartBin("intercom-bridge", append([]string{"--json", "join", addr}, m.args()...)...)
 	brgRaceCheck(t, p)
-	if ev := p.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
-		t.Fatalf("join: first event %v", ev)
+	if ev := p.Event(brgWait); ev["event"] != "connecting" || ev["addr"] != addr {
+		t.Fatalf("join: first event %v, want connecting", ev)
 	}
 	return p
 }
@@ -819,6 +851,7 @@ type brgPair struct {
 
 // brgLinked sets up alpha (serving) and beta (joining), a1 attached on
 // alpha and b1 on beta, and waits until each lists the other's session.
+// Both export the topic "tab".
 func brgLinked(t *testing.T) *brgPair {
 	t.Helper()
 	p := &brgPair{A: brgNewH(t), B: brgNewH(t)}
@@ -828,11 +861,18 @@ func brgLinked(t *testing.T) *brgPair {
 	p.a1ID = msgStr(ev["id"])
 	p.b1, ev = p.B.Attach("--name", "b1")
 	p.b1ID = msgStr(ev["id"])
-	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
-	p.join = brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
+	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", p.mat("alpha", "beta"))
+	p.join = brgJoin(t, p.B, p.addr, p.mat("beta", "alpha"))
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected on alpha")
 	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected on beta")
 	return p
+}
+
+// mat is host's material in the pair's CA, exporting the topic tab.
+func (p *brgPair) mat(host, peer string) brgTLS {
+	m := brgMat(p.certs, host, peer)
+	m.Extra = []string{"--export", "tab"}
+	return m
 }
 
 // brgRow returns the `list --scope all --all` row named name, or nil.
