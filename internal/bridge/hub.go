@@ -60,7 +60,8 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	defer srv.Shutdown()
 	link, err := nats.Connect("", nats.InProcessServer(srv), nats.Token(auth.secret),
-		nats.Name("intercom-bridge-"+opts.Name), nats.CustomInboxPrefix(inboxPrefix(opts.Name)), nats.NoReconnect())
+		nats.Name("intercom-bridge-"+opts.Name), nats.CustomInboxPrefix(inboxPrefix(opts.Name)),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.ReconnectBufSize(-1))
 	if err != nil {
 		return fmt.Errorf("bridge server: %w", err)
 	}

@@ -102,8 +102,8 @@ func fitSessions(rows []wire.Session) ([]wire.Session, string) {
 // onPresence takes another host's broadcast, within its rate.
 func (s *side) onPresence(m *nats.Msg) {
 	host := untoken(strings.TrimPrefix(m.Subject, presPrefix))
-	if host == s.opts.Name {
-		return
+	if host == s.opts.Name || len(m.Data) > wire.MaxLinkPayload {
+		return // a bridge never sends more (a hostile hub might)
 	}
 	s.mu.Lock()
 	p := s.peerLocked(host)
@@ -130,6 +130,7 @@ func (s *side) onPresence(m *nats.Msg) {
 		if msg.Sessions == nil {
 			msg.Sessions = []wire.Session{}
 		}
+		msg.Sessions = msg.Sessions[:min(len(msg.Sessions), s.opts.Limits.PresenceRows)]
 		p.sessions, p.version, p.fresh, p.everFull = msg.Sessions, msg.Version, true, true
 	}
 }

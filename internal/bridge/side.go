@@ -150,6 +150,10 @@ func (s *side) onRequest(m *nats.Msg) {
 		s.log.Warn("request dropped: its reply subject is not the sender's inbox", "from", from, "reply", cut(m.Reply, 80))
 		return
 	}
+	if len(m.Data) > wire.MaxLinkPayload { // a hub of ours refuses it first; a hostile hub might not
+		respondErr(m, wire.Errorf(wire.CodeTooLarge, "request too large (%d bytes, max %d)", len(m.Data), wire.MaxLinkPayload))
+		return
+	}
 	s.mu.Lock()
 	p := s.peerLocked(from)
 	if p == nil {
