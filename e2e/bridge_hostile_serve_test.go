@@ -118,7 +118,7 @@ func TestBridgeHostileServingSide(t *testing.T) {
 
 	// Stored bytes and message rates are capped per host.
 	disconnectedSession(t, x.A, "sink")
-	out := hp.do(map[string]any{"do": "flood", "n": 60, "size": 1 << 20 - 4096, "name": "sink"})
+	out := hp.do(map[string]any{"do": "flood", "n": 60, "size": 1<<20 - 4096, "name": "sink"})
 	codes := out["codes"].(map[string]any)
 	if ok, q := codes["ok"], codes[wire.CodeQuota]; ok == nil || ok.(float64) > 4 || q == nil || ok.(float64)+q.(float64) != 60 {
 		t.Fatalf("60 × 1 MB to a stored inbox with a 4 MiB quota: %v", codes)
