@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -233,7 +232,6 @@ func TestBridgeHostileServingSide(t *testing.T) {
 	}
 	brgAwaitLog(t, x.serve, 0, "closing link", `certificate of \"beta\" is revoked`)
 	x.marker(t)
-	_ = time.Second
 }
 
 func contains(list []string, s string) bool {
