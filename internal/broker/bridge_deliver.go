@@ -38,6 +38,22 @@ func validRemotePeer(p wire.Peer) error {
 	return nil
 }
 
+// validSender checks the sender of a delivery from host: one of host's
+// sessions; or, for a wake-up from a topic of host, a session of a third
+// host that published there ("<id>@<host>", shown as name@other@host: host
+// vouches for it, as the topic's keeper).
+func validSender(host string, in wire.Message) error {
+	id, other, relayed := wire.SplitRemote(in.From.ID)
+	if !relayed {
+		return validRemotePeer(in.From)
+	}
+	name, nameHost, _ := wire.SplitRemote(in.From.Name)
+	if in.Topic == "" || nameHost != other || other == host || !wire.ValidHost(other) {
+		return wire.Errorf(wire.CodeBadRequest, "bridge delivery: sender %q names another host", in.From.ID)
+	}
+	return validRemotePeer(wire.Peer{ID: id, Name: name, Cwd: in.From.Cwd})
+}
+
 // validRemoteMessage checks a delivery from host and returns the send it
 // amounts to.
 func validRemoteMessage(host string, in wire.Message) (wire.SendRequest, error) {
@@ -50,7 +66,7 @@ func validRemoteMessage(host string, in wire.Message) (wire.SendRequest, error) 
 	if !remoteIDRE.MatchString(in.ID) {
 		return bad("invalid message id (1-128 of A-Z a-z 0-9 _ -)")
 	}
-	if err := validRemotePeer(in.From); err != nil {
+	if err := validSender(host, in); err != nil {
 		return wire.SendRequest{}, err
 	}
 	if strings.Contains(in.To, "@") {

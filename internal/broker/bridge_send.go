@@ -269,6 +269,9 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 	})
 }
 
+// noticeSender is the sender id of the bridge's notices (noticeSender@host).
+const noticeSender = "bridge"
+
 // noticeUndeliverable tells the sender of a queued remote message that the
 // remote side refused it.
 func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.Error) {
@@ -276,7 +279,7 @@ func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.E
 	if err != nil {
 		return
 	}
-	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: "bridge@" + host, Name: "intercom-bridge@" + host},
+	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: noticeSender + "@" + host, Name: "intercom-bridge@" + host},
 		To: msg.From.ID, Delivery: wire.DeliverySteer, SentAt: time.Now().UTC(), ReplyTo: msg.ID,
 		Text: fmt.Sprintf("Message %s to %s could not be delivered: %s", msg.ID, msg.To, why.Message)}
 	key := inboxKey(msg.From.ID, seq)

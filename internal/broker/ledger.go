@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -43,11 +42,11 @@ func newLedger() *ledger {
 }
 
 // originHost is the bridged host a stored message came from, "" for a
-// local one: its sender is a remote session ("<id>@<host>", id a valid
-// session id; the bridge's own notices are local).
+// local one: its sender is a remote session ("<id>@<host>"; the bridge's
+// own notices, from "bridge@<host>", are local).
 func originHost(m *wire.Message) string {
-	id, host, ok := wire.SplitRemote(m.From.ID)
-	if !ok || presence.ValidID(id) != nil {
+	_, host, ok := wire.SplitRemote(m.From.ID)
+	if !ok || strings.HasPrefix(m.From.ID, noticeSender+"@") {
 		return ""
 	}
 	return host
