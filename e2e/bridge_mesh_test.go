@@ -93,6 +93,7 @@ func (x *mesh) viaHub(listen string) {
 		t.Fatalf("hub: %v", ev)
 	}
 	x.addr = msgStr(ev["addr"])
+	hub.args[3] = x.addr // a restart listens where the others join
 	for _, h := range x.hosts[1:] {
 		x.join(h, x.addr, "alpha")
 	}
@@ -343,4 +344,129 @@ func meshReceive(t *testing.T, p *Proc, ids map[string][]string, wait time.Durat
 		}
 		next[from]++
 	}
+}
+
+// TestBridgeMeshHubKilled: the hub's bridge is killed (SIGKILL) while four
+// hosts stream to the hub host and to each other, and restarted on the same
+// address: every accepted message arrives exactly once, in order per
+// sender. Then a joiner's bridge goes silent (SIGKILL): the others show its
+// session disconnected, an ask waiting on it ends with peer_disconnected
+// long before its timeout, messages sent to it meanwhile wait, and when it
+// comes back they arrive once.
+func TestBridgeMeshHubKilled(t *testing.T) {
+	t.Parallel()
+	x := newMesh(t)
+	x.viaHub("127.0.0.1:0")
+	alpha, beta, gamma, delta, eps := x.host("alpha"), x.host("beta"), x.host("gamma"), x.host("delta"), x.host("epsilon")
+	const n = 40
+	type stream struct {
+		to  *meshHost
+		ids map[string][]string
+	}
+	var streams []stream
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, to := range []*meshHost{alpha, eps} {
+		var from []*meshHost
+		for _, h := range []*meshHost{beta, gamma, delta, eps} {
+			if h != to {
+				from = append(from, h)
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids := meshStream(t, x, from, to, n, "stream")
+			mu.Lock()
+			streams = append(streams, stream{to, ids})
+			mu.Unlock()
+		}()
+	}
+	// Kill the hub once the streams are under way.
+	first := alpha.s.Event(brgWait)
+	alpha.bridge.Kill()
+	t.Logf("hub killed after alpha printed %v", first["text"])
+	x.restart(alpha)
+	if ev := alpha.bridge.Event(brgWait); ev["event"] != "ready" || ev["addr"] != x.addr {
+		t.Fatalf("hub restart: %v", ev)
+	}
+	wg.Wait()
+	for _, s := range streams {
+		if s.to == alpha { // its first message was read above
+			f := strings.Fields(msgStr(first["text"]))
+			if len(f) != 3 || s.ids[f[1]][0] != first["id"] {
+				t.Fatalf("alpha's first message %v is not a stream's first", first)
+			}
+			s.ids[f[1]] = s.ids[f[1]][1:]
+		}
+		meshReceive(t, s.to.s, s.ids, brgWait)
+	}
+	x.awaitFull()
+	for _, h := range []*meshHost{alpha, eps} {
+		brgMarker(t, beta.H, beta.session(), h.target(), h.s)
+	}
+
+	// A silent joiner: delta's bridge dies without a word.
+	ask := gamma.H.Start("-s", gamma.session(), "--json", "ask", "--timeout", "10m", delta.target(), "still there?")
+	brgExpect(t, delta.s, "still there?")
+	delta.bridge.Kill()
+	start := time.Now()
+	out, code := msgExit(t, ask)
+	var res struct {
+		Reason string `json:"reason"`
+	}
+	if code == 0 || json.Unmarshal([]byte(out), &res) != nil || res.Reason != "peer_disconnected" || time.Since(start) > time.Minute {
+		t.Fatalf("ask waiting on silent delta: exit %d, %s", code, out)
+	}
+	for _, h := range []*meshHost{alpha, beta, eps} {
+		brgAwaitRow(t, h.H, delta.target(), func(r map[string]any) bool { return r["connected"] == false }, delta.target()+" disconnected on "+h.name)
+	}
+	var queued []string
+	for _, from := range []*meshHost{alpha, beta, eps} {
+		r := brgSend(t, from.H, from.session(), delta.target(), "while delta is silent, from "+from.name)
+		if !r.Queued {
+			t.Fatalf("send to silent delta from %s: %+v", from.name, r)
+		}
+		queued = append(queued, r.ID+"@"+from.name)
+	}
+	x.restart(delta)
+	got := map[string]bool{}
+	for range queued {
+		m := brgNextMsg(t, delta.s)
+		got[msgStr(m["id"])] = true
+	}
+	for _, id := range queued {
+		if !got[id] {
+			t.Fatalf("delta got %v, want %v", got, queued)
+		}
+	}
+	x.awaitFull()
+	brgMarker(t, gamma.H, gamma.session(), delta.target(), delta.s)
+}
+
+// TestBridgeMeshRevokedHost: delta's certificate is revoked while five
+// hosts are linked: the hub closes delta's link within seconds and refuses
+// its reconnections, the others show delta's session disconnected and keep
+// talking to each other, and sends to delta queue.
+func TestBridgeMeshRevokedHost(t *testing.T) {
+	t.Parallel()
+	x := newMesh(t)
+	x.viaHub("127.0.0.1:0")
+	alpha, beta, gamma, delta := x.host("alpha"), x.host("beta"), x.host("gamma"), x.host("delta")
+	if r := brgRun(t, alpha.H, "certs", "revoke", "--dir", x.dir, "--name", "delta"); r.Code != 0 {
+		t.Fatalf("revoke delta: %+v", r)
+	}
+	brgAwaitLog(t, alpha.bridge, 0, "closing link", `certificate of \"delta\" is revoked`)
+	brgAwaitLog(t, alpha.bridge, 0, "link refused", `certificate of \"delta\" is revoked`)
+	for _, h := range []*meshHost{alpha, beta, gamma} {
+		brgAwaitRow(t, h.H, delta.target(), func(r map[string]any) bool { return r["connected"] == false }, delta.target()+" disconnected on "+h.name)
+	}
+	if r := brgSend(t, beta.H, beta.session(), delta.target(), "to revoked delta"); !r.Queued || r.RemoteStored {
+		t.Fatalf("send to revoked delta: %+v", r)
+	}
+	for i, from := range []*meshHost{alpha, beta, gamma, x.host("epsilon")} {
+		to := []*meshHost{beta, gamma, x.host("epsilon"), alpha}[i]
+		brgMarker(t, from.H, from.session(), to.target(), to.s)
+	}
+	delta.s.NoEvent(500 * time.Millisecond) // nothing reached it (its bridge is refused)
 }
