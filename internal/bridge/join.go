@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ func Join(ctx context.Context, opts Options) error {
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { st.setConnected(false, err) }),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { st.refused(err) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrAuthorization) || strings.Contains(err.Error(), "authorization violation") {
+				st.refused(err) // the server turned this host away (revoked, removed, too many connections)
+				return
+			}
 			opts.Log.Warn("link error", "err", err)
 		}),
 	}
