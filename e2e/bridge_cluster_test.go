@@ -152,7 +152,10 @@ func TestBridgeClusterAnyToAny(t *testing.T) {
 	var wg sync.WaitGroup
 	var toDelta, toEps map[string][]string
 	wg.Add(2)
-	go func() { defer wg.Done(); toDelta = meshStream(t, x, []*meshHost{beta, gamma, eps}, delta, 30, "stream") }()
+	go func() {
+		defer wg.Done()
+		toDelta = meshStream(t, x, []*meshHost{beta, gamma, eps}, delta, 30, "stream")
+	}()
 	go func() { defer wg.Done(); toEps = meshStream(t, x, []*meshHost{alpha, beta, gamma}, eps, 30, "stream") }()
 	first := eps.s.Event(brgWait)
 	_ = nodes[0].cmd.Process.Kill()
