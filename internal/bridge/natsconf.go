@@ -46,7 +46,7 @@ func NATSConfig(c ServerConfig) (string, error) {
 		w("server_name: %q\n", c.Name)
 	}
 	w("host: %q\nport: %s\n", host, port)
-	w("tls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  verify_and_map: true\n  timeout: 2\n}\n", c.Cert, c.Key, c.CA)
+	w("tls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  verify_and_map: true\n  min_version: \"1.3\"\n  timeout: 2\n}\n", c.Cert, c.Key, c.CA)
 	w("max_payload: %d\nmax_pending: %d\nmax_subscriptions: %d\nmax_connections: %d\nwrite_deadline: %q\n",
 		wire.MaxLinkPayload, pendingBytes, subsPerConn, connsPerHost*len(hosts), writeDeadline.String())
 	w("authorization {\n  users: [\n")

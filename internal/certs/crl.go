@@ -3,6 +3,7 @@ package certs
 import (
 	"crypto/ecdsa"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -104,6 +105,10 @@ func LoadCRL(path string, ca *x509.Certificate) (*x509.RevocationList, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCRL(path, data, ca)
+}
+
+func parseCRL(path string, data []byte, ca *x509.Certificate) (*x509.RevocationList, error) {
 	b, _ := pem.Decode(data)
 	if b == nil {
 		return nil, fmt.Errorf("read %s: not PEM", path)
@@ -131,12 +136,7 @@ type Revocation struct {
 	revoked map[string]bool
 	next    time.Time
 	number  string
-	stamp   fileStamp
-}
-
-type fileStamp struct {
-	mod  time.Time
-	size int64
+	stamp   [32]byte // hash of the file last loaded
 }
 
 // RevocationStatus describes the list in force.
@@ -165,18 +165,18 @@ func NewRevocation(path string, required bool, ca *x509.Certificate) (*Revocatio
 // Reload re-reads the list if the file changed since the last load. It
 // reports whether a new list is in force. On error the previous list stays.
 func (r *Revocation) Reload() (bool, error) {
-	st, err := os.Stat(r.path)
+	data, err := os.ReadFile(r.path)
 	if err != nil {
 		return false, err
 	}
-	stamp := fileStamp{st.ModTime(), st.Size()}
+	stamp := sha256.Sum256(data)
 	r.mu.RLock()
 	same := r.loaded && stamp == r.stamp
 	r.mu.RUnlock()
 	if same {
 		return false, nil
 	}
-	crl, err := LoadCRL(r.path, r.ca)
+	crl, err := parseCRL(r.path, data, r.ca)
 	if err != nil {
 		return false, err
 	}
