@@ -429,6 +429,24 @@ func TestBridgeMeshHubKilled(t *testing.T) {
 		}
 		queued = append(queued, r.ID+"@"+from.name)
 	}
+	// intercom-bridge status shows it: the link, the hosts, outbox depths.
+	for _, from := range []*meshHost{alpha, beta} {
+		r := brgRun(t, from.H, "--json", "status")
+		var st wire.BridgeStatusReply
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &st) != nil || st.Bridge == nil || !st.Bridge.Connected || st.Bridge.Name != from.name {
+			t.Fatalf("status on %s: %+v", from.name, r)
+		}
+		hosts := map[string]wire.BridgeHostStatus{}
+		for _, h := range st.Hosts {
+			hosts[h.Host] = h
+		}
+		if d := hosts["delta"]; d.LinkUp || d.Outbox != 1 || !hosts["gamma"].LinkUp || hosts["gamma"].Sessions < 1 {
+			t.Fatalf("status on %s: hosts %+v", from.name, st.Hosts)
+		}
+		if human := brgRun(t, from.H, "status").Stdout; !strings.Contains(human, "• delta — down") || !strings.Contains(human, "outbox 1") {
+			t.Fatalf("human status on %s:\n%s", from.name, human)
+		}
+	}
 	x.restart(delta)
 	got := map[string]bool{}
 	for range queued {

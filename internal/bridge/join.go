@@ -60,6 +60,12 @@ func Join(ctx context.Context, opts Options) error {
 	return run(ctx, opts, link, st, recheck)
 }
 
+// CheckJoinAddr reports what is wrong with a join address, if anything.
+func CheckJoinAddr(addr string) error {
+	_, _, err := joinURLs(addr)
+	return err
+}
+
 // joinURLs turns the join address into NATS URLs: "host:port" is a serving
 // bridge (TLS handshake first), nats:// and tls:// URLs a NATS server.
 func joinURLs(addr string) (string, bool, error) {

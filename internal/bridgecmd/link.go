@@ -148,6 +148,9 @@ Examples:
 
 // Run joins.
 func (j *JoinCmd) Run(e *env) error {
+	if err := bridge.CheckJoinAddr(j.Addr); err != nil {
+		return usageError{err}
+	}
 	opts, release, err := j.options(e)
 	if err != nil {
 		return err
