@@ -23,10 +23,10 @@ test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_S
 	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
 
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
-	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker INTERCOM_BRIDGE=$(CURDIR)/bin/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
-	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(CURDIR)/bin/intercom-broker INTERCOM_BRIDGE=$(CURDIR)/bin/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target for FUZZTIME each (seeds also run in make test).

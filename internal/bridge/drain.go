@@ -99,7 +99,7 @@ func (s *side) forward(ctx context.Context, p *peer, msg wire.Message) bool {
 			}
 			ack.Error, ack.Result = out.Error, nil
 			s.setPeerError(p, "refused: "+out.Error.Message)
-			s.log.Warn("remote refused message", "host", p.host, "id", msg.ID, "to", msg.To, "err", out.Error.Message)
+			s.warn("remote refused message", "host", p.host, "id", msg.ID, "to", msg.To, "err", out.Error.Message)
 		}
 	}
 	actx, cancel := context.WithTimeout(ctx, linkTimeout)

@@ -38,6 +38,8 @@ type side struct {
 	st    *linkState
 	ctx   context.Context
 
+	warns *rate.Limiter // warnings a peer can cause, bounded
+
 	mu       sync.Mutex
 	peers    map[string]*peer
 	queued   int64 // bytes waiting in the peers' work queues
@@ -67,7 +69,8 @@ type peer struct {
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
-	return &side{ctx: ctx, opts: opts, link: link, local: local, log: opts.Log, st: st, peers: map[string]*peer{}, pushFull: true}
+	return &side{ctx: ctx, opts: opts, link: link, local: local, log: opts.Log, st: st, peers: map[string]*peer{}, pushFull: true,
+		warns: rate.NewLimiter(5, 20)}
 }
 
 // peerLocked returns the state of host, making it (and its worker and
@@ -147,7 +150,7 @@ func (s *side) onRequest(m *nats.Msg) {
 		return
 	}
 	if !strings.HasPrefix(m.Reply, inboxPrefix(from)+".") {
-		s.log.Warn("request dropped: its reply subject is not the sender's inbox", "from", from, "reply", cut(m.Reply, 80))
+		s.warn("request dropped: its reply subject is not the sender's inbox", "from", from, "reply", cut(m.Reply, 80))
 		return
 	}
 	if len(m.Data) > wire.MaxLinkPayload { // a hub of ours refuses it first; a hostile hub might not
@@ -223,6 +226,13 @@ func (s *side) handle(p *peer, m *nats.Msg) {
 		s.relay(m, wire.SubjBridgeTopic, req)
 	default:
 		respondErr(m, wire.Errorf(wire.CodeBadRequest, "unknown operation %q", op))
+	}
+}
+
+// warn logs what another host caused, at most a few lines per second.
+func (s *side) warn(msg string, args ...any) {
+	if s.warns.Allow() {
+		s.log.Warn(msg, args...)
 	}
 }
 
