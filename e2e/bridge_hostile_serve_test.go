@@ -117,16 +117,8 @@ func TestBridgeHostileServingSide(t *testing.T) {
 
 	// Stored bytes and message rates are capped per host.
 	disconnectedSession(t, x.A, "sink")
-	out := hp.do(map[string]any{"do": "flood", "n": 60, "size": 1<<20 - 4096, "name": "sink"})
-	codes := out["codes"].(map[string]any)
-	if ok, q := codes["ok"], codes[wire.CodeQuota]; ok == nil || ok.(float64) > 4 || q == nil || ok.(float64)+q.(float64) != 60 {
-		t.Fatalf("60 × 1 MB to a stored inbox with a 4 MiB quota: %v", codes)
-	}
-	out = hp.do(map[string]any{"do": "flood", "n": 600, "size": 100, "name": "sink"})
-	codes = out["codes"].(map[string]any)
-	if ok, q := codes["ok"], codes[wire.CodeQuota]; ok == nil || ok.(float64) > 200 || q == nil || ok.(float64)+q.(float64) != 600 {
-		t.Fatalf("600 small messages (200 stored at most, 20/s): %v", codes)
-	}
+	floodCapped(t, hp, "sink", 60, 1<<20-4096, 4, 50)
+	floodCapped(t, hp, "sink", 600, 100, 200, 350)
 	if h := bridgeHost(t, x.A, "beta"); h == nil || h.InboxQueued > 200 || h.InboxBytes > 4<<20 {
 		t.Fatalf("beta holds %+v on alpha", h)
 	}
@@ -232,6 +224,26 @@ func TestBridgeHostileServingSide(t *testing.T) {
 	}
 	brgAwaitLog(t, x.serve, 0, "closing link", `certificate of \"beta\" is revoked`)
 	x.marker(t)
+}
+
+// floodCapped sends n messages of size to the victim's session to and
+// checks that at most stored were stored and at least refused were refused
+// for a quota. (A request may time out on a loaded machine: the victim's
+// own counts, checked by the caller, are the bound that matters.)
+func floodCapped(t *testing.T, hp *hostile, to string, n, size, stored, refused int) {
+	t.Helper()
+	codes := hp.do(map[string]any{"do": "flood", "n": n, "size": size, "name": to})["codes"].(map[string]any)
+	ok, _ := codes["ok"].(float64)
+	q, _ := codes[wire.CodeQuota].(float64)
+	other := float64(n) - ok - q
+	for code := range codes {
+		if code != "ok" && code != wire.CodeQuota && !strings.HasPrefix(code, "transport: nats: timeout") {
+			t.Fatalf("%d × %d bytes to %s: unexpected answers %v", n, size, to, codes)
+		}
+	}
+	if ok < 1 || ok > float64(stored) || q < float64(refused) || other > float64(n/10) {
+		t.Fatalf("%d × %d bytes to %s: %v; want 1-%d stored, %d+ refused with %s", n, size, to, codes, stored, refused, wire.CodeQuota)
+	}
 }
 
 func contains(list []string, s string) bool {

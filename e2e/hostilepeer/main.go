@@ -343,7 +343,7 @@ func (a *attacker) flood(c cmd) map[string]any {
 					"id": fmt.Sprintf("flood%d%x", i, random(4)), "from": map[string]string{"id": "0123456789abcdef0123456789abcdef", "name": "flooder", "cwd": "/x"},
 					"to": c.Name, "text": text, "delivery": "steer"}})
 				code := "ok"
-				msg, err := a.nc.Request(a.reqSubject(c.From, "deliver"), body, 10*time.Second)
+				msg, err := a.nc.Request(a.reqSubject(c.From, "deliver"), body, 30*time.Second)
 				if err != nil {
 					code = "transport: " + err.Error()
 				} else {

@@ -2,9 +2,11 @@ package bridge
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,8 +21,9 @@ func Join(ctx context.Context, opts Options) error {
 		return err
 	}
 	st := newLinkState("join", opts.Addr, opts)
+	var server atomic.Pointer[x509.Certificate] // the certificate of the server joined last
 	nopts := []nats.Option{
-		nats.Secure(opts.Link.ClientConfig(opts.ServerName)),
+		nats.Secure(opts.Link.ClientConfig(opts.ServerName, server.Store)),
 		nats.Name("intercom-bridge-" + opts.Name), nats.CustomInboxPrefix(inboxPrefix(opts.Name)),
 		nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond), nats.RetryOnFailedConnect(true),
 		nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2), nats.Timeout(5 * time.Second),
@@ -48,11 +51,11 @@ func Join(ctx context.Context, opts Options) error {
 	}
 	defer link.Close()
 	recheck := func() {
-		cs, err := link.TLSConnectionState()
-		if err != nil || len(cs.PeerCertificates) == 0 {
+		leaf := server.Load()
+		if leaf == nil || !link.IsConnected() {
 			return
 		}
-		if err := opts.Link.Revocation.Check(cs.PeerCertificates[0]); err != nil {
+		if err := opts.Link.Revocation.Check(leaf); err != nil {
 			opts.Log.Warn("closing link: " + err.Error())
 			_ = link.ForceReconnect()
 		}

@@ -68,7 +68,7 @@ func (s side) Config(server bool) (*tls.Config, error) {
 	if server {
 		return l.ServerConfig(ExpectOneOf(Peers{Names: []string{s.Peer}})), nil
 	}
-	return l.ClientConfig(s.Peer), nil
+	return l.ClientConfig(s.Peer, nil), nil
 }
 
 func config(t *testing.T, m side, server bool) *tls.Config {

@@ -143,14 +143,22 @@ func (l *Link) ServerConfig(allow func(host string) error) *tls.Config {
 }
 
 // ClientConfig is the TLS 1.3 configuration of a joining side: the server's
-// certificate must come from the CA and name serverName.
-func (l *Link) ClientConfig(serverName string) *tls.Config {
+// certificate must come from the CA and name serverName. accepted, if set,
+// is told each server certificate accepted (to check it again later).
+func (l *Link) ClientConfig(serverName string, accepted func(*x509.Certificate)) *tls.Config {
+	check := l.verify(ExpectOneOf(Peers{Names: []string{serverName}}))
 	return &tls.Config{
-		MinVersion:       tls.VersionTLS13,
-		Certificates:     []tls.Certificate{l.pair},
-		RootCAs:          l.pool,
-		ServerName:       serverName,
-		VerifyConnection: l.verify(ExpectOneOf(Peers{Names: []string{serverName}})),
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{l.pair},
+		RootCAs:      l.pool,
+		ServerName:   serverName,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			err := check(cs)
+			if err == nil && accepted != nil {
+				accepted(cs.PeerCertificates[0])
+			}
+			return err
+		},
 	}
 }
 
