@@ -302,13 +302,14 @@ func remoteRows(t *testing.T, h *H, host, prefix string) int {
 }
 
 // disconnectedSession makes a known session that no holder keeps (messages
-// to it stay stored, counted against the sender's quota).
-func disconnectedSession(t *testing.T, h *H, name string) {
+// to it stay stored, counted against the sender's quota); it returns its id.
+func disconnectedSession(t *testing.T, h *H, name string) string {
 	t.Helper()
-	p, _ := h.Attach("--name", name)
+	p, ev := h.Attach("--name", name)
 	p.Signal(syscall.SIGTERM)
 	Eventually(t, brgWait, func() bool {
 		r := Row(h.Sessions("--scope", "all", "--all"), name)
 		return r != nil && r["connected"] == false
 	}, "%s disconnected", name)
+	return msgStr(ev["id"])
 }

@@ -1139,3 +1139,69 @@ func TestBridgeAskEndsWhenBridgeDiesSilently(t *testing.T) {
 		t.Fatalf("ask after a silent bridge death: exit %d, stdout %q, stderr %q; want reason peer_disconnected", code, out, ask.Stderr())
 	}
 }
+
+// TestBridgeQuotaToSender: a sender over the remote host's quota is told so
+// (quota_exceeded, exit 1) while it waits; a message queued while the link
+// was down stays queued while the quota is full, and arrives once the
+// recipient has read what filled it: accepted messages are never lost.
+// And `intercom topics` reads a topic state far bigger than one NATS
+// message (it is paged).
+func TestBridgeQuotaToSender(t *testing.T) {
+	t.Parallel()
+	A, B := brgNewH(t), brgNewH(t)
+	dir := brgCerts(t, A, "alpha", "beta")
+	readerID := disconnectedSession(t, A, "reader")
+	b1, _ := B.Attach("--name", "b1")
+	sm := brgMat(dir, "alpha", "beta")
+	sm.Extra = []string{"--max-inbox-messages", "2"}
+	_, addr := brgServe(t, A, "127.0.0.1:0", sm)
+	join := brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
+	brgAwaitRow(t, B, "reader@alpha", func(r map[string]any) bool { return r["host"] == "alpha" }, "reader@alpha on beta")
+	for i := range 2 {
+		if r := brgSend(t, B, "b1", "reader@alpha", fmt.Sprintf("fill %d", i)); !r.RemoteStored {
+			t.Fatalf("fill %d: %+v", i, r)
+		}
+	}
+	r := B.Run("-s", "b1", "send", "reader@alpha", "one too many")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "quota_exceeded") || !strings.Contains(r.Stderr, "beta has 2 unread messages") {
+		t.Fatalf("send over the quota: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	// Queued while the link is down, then over the quota: kept, not lost.
+	join.Kill()
+	brgAwaitRow(t, B, "reader@alpha", func(r map[string]any) bool { return r["connected"] == false }, "reader@alpha down on beta")
+	q := brgSend(t, B, "b1", "reader@alpha", "queued over the quota")
+	if !q.Queued {
+		t.Fatalf("send with the link down: %+v", q)
+	}
+	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
+	Eventually(t, brgWait, func() bool { h := bridgeHost(t, B, "alpha"); return h != nil && h.LinkUp && h.Outbox == 1 }, "the queued message kept in beta's outbox")
+	// reader reads (and acks) what filled its inbox: the queued one arrives.
+	reader, _ := A.Attach("--resume", readerID)
+	for i := range 2 {
+		brgExpect(t, reader, fmt.Sprintf("fill %d", i))
+	}
+	if m := brgNextMsg(t, reader); m["id"] != q.ID+"@beta" {
+		t.Fatalf("reader's next message %v, want the queued %s", m, q.ID)
+	}
+	brgMarker(t, B, "b1", "reader@alpha", reader)
+	b1.NoEvent(100 * time.Millisecond) // no undeliverable notice
+
+	// A topic state of 12 MiB reads whole, in pages.
+	c := brgClient(t, A)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 12 {
+		w, err := c.Attach(ctx, intercom.AttachOptions{Name: fmt.Sprintf("writer%d", i), NoDeliver: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Publish(ctx, wire.PublishRequest{From: w.ID(), Topic: "big", Message: strings.Repeat("w", wire.MaxMessageBytes)}); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	out := A.OK("--json", "topics", "big")
+	var tr wire.TopicsReply
+	if err := json.Unmarshal([]byte(out), &tr); err != nil || len(tr.Topics) != 1 || len(tr.Topics[0].Records) != 12 {
+		t.Fatalf("topics big: %d bytes, %v, %d topics", len(out), err, len(tr.Topics))
+	}
+}
