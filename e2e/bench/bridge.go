@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -288,34 +286,16 @@ func benchBridgeFanin(ctx context.Context, h *harness, cfg config, r *Results) e
 	defer cancel()
 	rcv.start(rctx)
 	sent := newSentIDs(total)
-	var wg sync.WaitGroup
-	var firstErr firstError
 	start := time.Now()
-	for k, s := range ss {
-		var next atomic.Int64
-		for range cfg.BridgeDepth {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					j := int(next.Add(1) - 1)
-					if j >= per || ctx.Err() != nil {
-						return
-					}
-					idx := k*per + j
-					rep, err := s.c.Send(ctx, wire.SendRequest{From: s.id, To: "sink@h4", Text: text(idx, cfg.TextBytes)})
-					if err != nil {
-						firstErr.set(fmt.Errorf("send %d: %w", idx, err))
-						return
-					}
-					rep.ID += "@" + s.host
-					sent.add(rep, idx)
-				}
-			}()
+	err = pipelined(ctx, len(ss), per, cfg.BridgeDepth, func(k, idx int) error {
+		rep, err := ss[k].c.Send(ctx, wire.SendRequest{From: ss[k].id, To: "sink@h4", Text: text(idx, cfg.TextBytes)})
+		if err == nil {
+			rep.ID += "@" + ss[k].host
+			sent.add(rep, idx)
 		}
-	}
-	wg.Wait()
-	if err := firstErr.get(); err != nil {
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if err := rcv.waitAcked(ctx, cfg.StepTimeout); err != nil {
