@@ -71,7 +71,10 @@ func TestBridgeHostileJoiningSide(t *testing.T) {
 	// Stored bytes are capped; a blast of big publications finds bounded
 	// pending limits.
 	disconnectedSession(t, B, "sink")
-	floodCapped(t, hp, "sink", 40, 1<<20-4096, 4, 30)
+	floodCapped(t, hp, "sink", 24, 1<<20-4096, 4)
+	if h := bridgeHost(t, B, "alpha"); h == nil || h.InboxQueued > 4 || h.InboxBytes > 4<<20 {
+		t.Fatalf("alpha holds %+v on beta", h)
+	}
 	hp.do(map[string]any{"do": "publish", "subject": "icb.req.beta.alpha.deliver", "size": 7 << 20, "n": 60})
 	hp.do(map[string]any{"do": "publish", "subject": "icb.pres.alpha", "size": 7 << 20, "n": 60})
 	checkHealthy(t, B, join)

@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
-
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -51,9 +49,9 @@ func pageTopics(all []wire.TopicInfo, offset, budget int) ([]wire.TopicInfo, int
 			}
 			var size int
 			if u == 0 {
-				size = jsonSize(ti.Subscribers) + jsonSize(ti.Resources) + len(ti.Topic) + 64
+				size = headSize(ti)
 			} else {
-				size = jsonSize(ti.Records[u-1])
+				size = recordJSONSize(ti.Records[u-1])
 			}
 			if used > 0 && used+size > budget {
 				return out, unit
@@ -74,9 +72,26 @@ func pageTopics(all []wire.TopicInfo, offset, budget int) ([]wire.TopicInfo, int
 	return out, 0
 }
 
-func jsonSize(v any) int {
-	data, _ := json.Marshal(v)
-	return len(data)
+// recordJSONSize is about the size of a record's JSON (its strings, and
+// room for the fields; escapes can make it bigger, which the budgets leave
+// room for: a page of 2 MiB in an 8 MiB message, records cut to 64 KiB on a
+// link of 1 MiB).
+func recordJSONSize(r wire.TopicRecord) int {
+	return len(r.Topic) + len(r.From.ID) + len(r.From.Name) + len(r.From.Cwd) + len(r.Message) + len(r.Resource) + 320
+}
+
+func headSize(ti wire.TopicInfo) int {
+	n := len(ti.Topic) + 64
+	for _, s := range ti.Subscribers {
+		n += len(s.SessionID) + len(s.Name) + 96
+	}
+	for _, r := range ti.Resources {
+		n += len(r.Resource) + len(r.Message) + 160
+		if r.Holder != nil {
+			n += len(r.Holder.ID) + len(r.Holder.Name) + len(r.Holder.Cwd)
+		}
+	}
+	return n
 }
 
 // cutForLink shortens long record messages in a listing sent over a link.
