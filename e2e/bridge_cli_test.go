@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -96,5 +97,23 @@ func TestBridgeCLIHelpJSONAndUsage(t *testing.T) {
 	}
 	if strings.Contains(serve.Stderr(), "Handshake First") {
 		t.Fatalf("serve warns about TLS Handshake First:\n%s", serve.Stderr())
+	}
+
+	// SIGHUP re-reads the revocation list (and does not end the bridge); a
+	// list past its NextUpdate refuses every peer, loudly.
+	_ = serve.Cmd.Process.Signal(syscall.SIGHUP)
+	brgAwaitLog(t, serve, 0, "reloading the revocation list (SIGHUP)", "")
+	if r := brgRun(t, h, "certs", "crl", "--dir", dir, "--valid-for=-1h"); r.Code != 0 {
+		t.Fatalf("certs crl: %+v", r)
+	}
+	off := len(serve.Stderr())
+	brgAwaitLog(t, serve, off, "revocation list loaded", "")
+	C := brgNewH(t)
+	brgJoinRefused(t, C, addr, brgMat(dir, "nats", "alpha"))
+	brgAwaitLog(t, serve, off, "link refused", "past its NextUpdate")
+	select {
+	case <-serve.Done():
+		t.Fatalf("serve ended: %s", serve.Stderr())
+	default:
 	}
 }

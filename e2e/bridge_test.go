@@ -43,6 +43,9 @@ const brgWait = 20 * time.Second
 func TestBridgeListBothWays(t *testing.T) {
 	t.Parallel()
 	p := brgLinked(t)
+	// No ca.crl beside the CA: both sides say, loudly, that revocation is off.
+	brgAwaitLog(t, p.serve, 0, "NO REVOCATION LIST LOADED", "")
+	brgAwaitLog(t, p.join, 0, "NO REVOCATION LIST LOADED", "")
 
 	b := brgRow(t, p.A, "b1@beta")
 	if b == nil || b["id"] != p.b1ID+"@beta" || b["target"] != "b1@beta" || b["host"] != "beta" ||
