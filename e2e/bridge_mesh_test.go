@@ -486,5 +486,20 @@ func TestBridgeMeshRevokedHost(t *testing.T) {
 		to := []*meshHost{beta, gamma, x.host("epsilon"), alpha}[i]
 		brgMarker(t, from.H, from.session(), to.target(), to.s)
 	}
-	delta.s.NoEvent(500 * time.Millisecond) // nothing reached it (its bridge is refused)
+	// Nothing reached it: the message to it is still in beta's outbox, and
+	// delta's session has printed nothing.
+	if h := bridgeHost(t, beta.H, "delta"); h == nil || h.Outbox != 1 || h.LinkUp {
+		t.Fatalf("delta on beta: %+v, want down with one message queued", h)
+	}
+	brgNoneBuffered(t, delta.s)
+}
+
+// brgNoneBuffered asserts p has printed nothing not yet read.
+func brgNoneBuffered(t *testing.T, p *Proc) {
+	t.Helper()
+	select {
+	case l := <-p.lines:
+		t.Fatalf("unexpected output from %v: %s", p.Cmd.Args, l)
+	default:
+	}
 }

@@ -1187,7 +1187,7 @@ func TestBridgeQuotaToSender(t *testing.T) {
 		t.Fatalf("reader's next message %v, want the queued %s", m, q.ID)
 	}
 	brgMarker(t, B, "b1", "reader@alpha", reader)
-	b1.NoEvent(100 * time.Millisecond) // no undeliverable notice
+	brgMarker(t, A, "reader", "b1@beta", b1) // and no undeliverable notice came before it
 
 	// A topic state bigger than one NATS message (8 MiB) reads whole, in pages.
 	c := brgClient(t, A)
