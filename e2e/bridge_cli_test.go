@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -115,8 +116,15 @@ func TestBridgeCLIHelpJSONAndUsage(t *testing.T) {
 	}
 	off := len(serve.Stderr())
 	brgAwaitLog(t, serve, off, "revocation list loaded", "")
-	C := brgNewH(t)
-	brgJoinRefused(t, C, addr, brgMat(dir, "nats", "alpha"))
+	// The joining side here reads no list (a CA copy without ca.crl), so
+	// that the refusal is the serving side's.
+	bare := filepath.Join(t.TempDir(), "ca.crt")
+	if data, err := os.ReadFile(filepath.Join(dir, "ca.crt")); err != nil || os.WriteFile(bare, data, 0o644) != nil {
+		t.Fatalf("copy ca.crt: %v", err)
+	}
+	m := brgMat(dir, "nats", "alpha")
+	m.CA = bare
+	brgJoinRefused(t, brgNewH(t), addr, m)
 	brgAwaitLog(t, serve, off, "link refused", "past its NextUpdate")
 	select {
 	case <-serve.Done():
