@@ -32,11 +32,18 @@ var benchQuotas = []string{"--max-msgs-per-sec", "1000000", "--max-bytes-per-sec
 
 // bridgeMesh is n brokers and their bridges.
 type bridgeMesh struct {
+	h       *harness
 	names   []string
 	brokers []*broker
+	bridges []*proc
 }
 
+// stop ends the bridges first: a bridge whose broker went away would start
+// another.
 func (m *bridgeMesh) stop() {
+	for _, p := range m.bridges {
+		m.h.stop(p, 10*time.Second)
+	}
 	for _, b := range m.brokers {
 		b.Stop()
 	}
@@ -52,7 +59,7 @@ func (h *harness) startMesh(ctx context.Context, name string, n int) (*bridgeMes
 	if err := certs.Init(dir); err != nil {
 		return nil, err
 	}
-	m := &bridgeMesh{}
+	m := &bridgeMesh{h: h}
 	for i := range n {
 		host := fmt.Sprintf("h%d", i)
 		if err := certs.Issue(dir, host, time.Now().Add(-time.Minute), 24*time.Hour); err != nil {
@@ -69,13 +76,13 @@ func (h *harness) startMesh(ctx context.Context, name string, n int) (*bridgeMes
 		return append([]string{"--cert", filepath.Join(dir, host+".crt"), "--key", filepath.Join(dir, host+".key"),
 			"--ca", filepath.Join(dir, certs.CACert), "--name", host, "--any-peer"}, benchQuotas...)
 	}
-	ev, err := h.startBridge(ctx, bin, m.brokers[0], append([]string{"--json", "serve", "--listen", "127.0.0.1:0"}, tls("h0")...))
+	ev, err := m.startBridge(ctx, bin, m.brokers[0], append([]string{"--json", "serve", "--listen", "127.0.0.1:0"}, tls("h0")...))
 	if err != nil {
 		m.stop()
 		return nil, err
 	}
 	for i := 1; i < n; i++ {
-		if _, err := h.startBridge(ctx, bin, m.brokers[i], append([]string{"--json", "join", ev["addr"], "--server-name", "h0"}, tls(m.names[i])...)); err != nil {
+		if _, err := m.startBridge(ctx, bin, m.brokers[i], append([]string{"--json", "join", ev["addr"], "--server-name", "h0"}, tls(m.names[i])...)); err != nil {
 			m.stop()
 			return nil, err
 		}
@@ -85,7 +92,8 @@ func (h *harness) startMesh(ctx context.Context, name string, n int) (*bridgeMes
 
 // startBridge runs intercom-bridge for broker b and waits for its ready
 // event.
-func (h *harness) startBridge(ctx context.Context, bin string, b *broker, args []string) (map[string]string, error) {
+func (m *bridgeMesh) startBridge(ctx context.Context, bin string, b *broker, args []string) (map[string]string, error) {
+	h := m.h
 	logf, err := os.OpenFile(filepath.Join(b.layout.Home, "bridge.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -104,6 +112,7 @@ func (h *harness) startBridge(ctx context.Context, bin string, b *broker, args [
 	}
 	p := &proc{name: "bridge", pid: cmd.Process.Pid, done: make(chan struct{})}
 	h.adopt(p)
+	m.bridges = append(m.bridges, p)
 	events := make(chan map[string]string, 16)
 	go func() {
 		sc := bufio.NewScanner(out)
