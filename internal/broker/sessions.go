@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -356,7 +357,9 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 	if len(out) > 0 {
 		counts := b.queuedCounts()
 		for i := range out {
-			out[i].Queued = counts[out[i].ID]
+			if out[i].Host == "" { // a remote row keeps what its host reported
+				out[i].Queued = counts[out[i].ID]
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -460,19 +463,10 @@ func validToken(t string) bool {
 	return true
 }
 
-// queuedCounts counts every session's stored, unacknowledged messages (one
-// key-only pass over the inboxes).
+// queuedCounts returns every session's stored, unacknowledged messages, as
+// the ledger counts them (no store scan).
 func (b *Broker) queuedCounts() map[string]int {
-	counts := map[string]int{}
-	_ = b.st.View(func(txn *store.Txn) error {
-		store.Keys(txn, "inbox/", func(key string) bool {
-			rest := key[len("inbox/"):]
-			if i := strings.IndexByte(rest, '/'); i > 0 {
-				counts[rest[:i]]++
-			}
-			return true
-		})
-		return nil
-	})
-	return counts
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.led.queued)
 }
