@@ -286,7 +286,8 @@ func TestFaultHealStoreUnwritableThenWritable(t *testing.T) {
 			t.Logf("broker %d stderr:\n%s", bp.Cmd.Process.Pid, tail(bp.Stderr(), 30))
 		}
 	})
-	hs := startHealSender(t, healConnect(t, h, "sender", broker), id)
+	sc := healConnect(t, h, "sender", broker)
+	hs := startHealSender(t, sc, id)
 	Eventually(t, msgWait, func() bool { return hs.count() >= 20 }, "20 sends accepted")
 	db := h.Layout.DBDir()
 	if err := os.Chmod(db, 0o500); err != nil {
@@ -300,10 +301,13 @@ func TestFaultHealStoreUnwritableThenWritable(t *testing.T) {
 		t.Fatal("sender stopped without an error")
 	}
 	t.Logf("sender stopped with: %v", err)
+	// No more reconnects (each would start a broker): one started meanwhile
+	// finds the store unwritable and exits; only then is it writable again.
+	sc.Close()
+	Eventually(t, msgWait, func() bool { return len(h.BrokerPids()) == 0 }, "no broker while the store was unwritable")
 	if err := os.Chmod(db, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, msgWait, func() bool { return len(h.BrokerPids()) == 0 }, "no broker while the store was unwritable")
 	healCollect(t, h, id, hs)
 }
 

@@ -252,3 +252,38 @@ func TestJSONVersionMatchesSchema(t *testing.T) {
 		checkJSON(t, "version", string(out))
 	}
 }
+
+// TestJSONBridgeOutputsMatchSchemas: what intercom-bridge --json prints
+// (certificates, the nats-server configuration, serve's events, status and
+// purge) matches docs/schemas.
+func TestJSONBridgeOutputsMatchSchemas(t *testing.T) {
+	t.Parallel()
+	h := brgNewH(t)
+	h.OK("list") // a broker for status and purge
+	dir := filepath.Join(t.TempDir(), "ca")
+	bridgeJSON := func(schema string, args ...string) {
+		t.Helper()
+		r := brgRun(t, h, append([]string{"--json"}, args...)...)
+		if r.Code != 0 {
+			t.Fatalf("intercom-bridge --json %v: exit %d, stderr %s", args, r.Code, r.Stderr)
+		}
+		checkJSON(t, schema, r.Stdout)
+	}
+	bridgeJSON("intercom-bridge-certs-init", "certs", "init", "--dir", dir)
+	for _, host := range []string{"alpha", "beta", "nats"} {
+		bridgeJSON("intercom-bridge-certs-issue", "certs", "issue", "--dir", dir, "--name", host)
+	}
+	bridgeJSON("intercom-bridge-certs-revoke", "certs", "revoke", "--dir", dir, "--name", "beta")
+	bridgeJSON("intercom-bridge-certs-crl", "certs", "crl", "--dir", dir)
+	bridgeJSON("intercom-bridge-nats-config", "nats-config", "--cert", filepath.Join(dir, "nats.crt"), "--key", filepath.Join(dir, "nats.key"),
+		"--ca", filepath.Join(dir, "ca.crt"), "--dir", dir)
+	bridgeJSON("intercom-bridge-status", "status")
+	p := h.StartBin("intercom-bridge", append([]string{"--json", "serve", "--listen", "127.0.0.1:0"}, brgMat(dir, "alpha", "gamma").args()...)...)
+	checkJSON(t, "intercom-bridge-event", nextLine(t, p, "serve's ready event"))
+	Eventually(t, brgWait, func() bool {
+		r := brgRun(t, h, "--json", "status")
+		return r.Code == 0 && strings.Contains(r.Stdout, `"name":"alpha"`)
+	}, "the bridge in status")
+	bridgeJSON("intercom-bridge-status", "status")
+	bridgeJSON("intercom-bridge-purge", "purge", "gamma")
+}

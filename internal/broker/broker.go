@@ -87,6 +87,8 @@ type Broker struct {
 	tlog       traceLog                       // trace events on their way to the store
 	remotes    map[string]*remoteHost         // bridged hosts
 	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
+	led        *ledger                        // in-memory counts of the store (ledger.go)
+	bridgeRep  *wire.BridgeState              // the local bridge's last report
 	idleT      *time.Timer
 	sweepT     *time.Timer    // next forgetting sweep (gc.go)
 	sweeping   sync.WaitGroup // a sweep in progress; joined before the store closes
@@ -148,7 +150,7 @@ func Start(opts Options) (_ *Broker, err error) {
 		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
 		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
 		waiters: map[string][]*waiter{}, traces: map[string]*trace{},
-		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
+		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{}, led: newLedger(),
 	}
 	var natsDone chan error // the NATS server starts while the store opens
 	defer func() {
@@ -181,6 +183,9 @@ func Start(opts Options) (_ *Broker, err error) {
 		return nil, err
 	}
 	if err = b.loadRemotes(); err != nil {
+		return nil, err
+	}
+	if err = b.led.load(b.st); err != nil {
 		return nil, err
 	}
 	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify})
@@ -340,6 +345,9 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjTrace, b.traceOf),
 		handle(b, wire.SubjBridgeOutbox, b.bridgeOutbox),
 		handle(b, wire.SubjBridgeTopic, b.bridgeTopic),
+		handle(b, wire.SubjBridgeState, b.bridgeState),
+		handle(b, wire.SubjBridgeStatus, b.bridgeStatus),
+		handle(b, wire.SubjBridgePurge, b.bridgePurge),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("subscribe api: %w", err)

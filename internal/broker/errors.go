@@ -32,6 +32,8 @@ func unavailableReply(err error) *wire.Error {
 	return wire.Errorf(wire.CodeStoreUnavailable, "%v: the broker is stopping, and this request may not have been stored", err)
 }
 
+func badRequest(err error) error { return wire.Errorf(wire.CodeBadRequest, "%v", err) }
+
 // toWireError is the error reply for err.
 func toWireError(err error) *wire.Error {
 	var we *wire.Error

@@ -159,6 +159,8 @@ type preparedSend struct {
 	retry       bool   // an earlier send with the same client id is being committed
 	prevReplace string // the replace entry this one took over, restored if it fails
 	remote      string // bridged host the message goes to, "" when local
+
+	replacedGone bool // the superseded message was deleted by this commit
 }
 
 func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
@@ -284,30 +286,32 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 			return err
 		}
 	}
+	p.replacedGone = false
 	if p.replaced != "" {
-		if err := deleteInboxKey(txn, p.replaced); err != nil {
+		if p.replacedGone, err = deleteInboxKey(txn, p.replaced); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deleteInboxKey removes an inbox entry and its id index.
-func deleteInboxKey(txn *store.Txn, key string) error {
+// deleteInboxKey removes an inbox entry and its id index; it reports
+// whether there was one.
+func deleteInboxKey(txn *store.Txn, key string) (bool, error) {
 	v, err := txn.Get(key)
 	if err == store.ErrNotFound {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	var m wire.Message
 	if json.Unmarshal(v, &m) == nil && m.ID != "" {
 		if err := txn.Delete(store.MessageIndexKey(m.ID)); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return txn.Delete(key)
+	return true, txn.Delete(key)
 }
 
 func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
@@ -338,6 +342,10 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
 		}
 		return
+	}
+	b.led.stored(p.key, &p.msg)
+	if p.replacedGone {
+		b.led.removed(p.replaced)
 	}
 	now := time.Now().UTC()
 	if from := b.sessions[p.msg.From.ID]; from != nil {
@@ -514,10 +522,10 @@ func (b *Broker) onAck(m *nats.Msg) {
 		return
 	}
 	acked := 0
-	var ackedIDs []string
+	var ackedIDs, ackedKeys []string
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			acked, ackedIDs = 0, ackedIDs[:0]
+			acked, ackedIDs, ackedKeys = 0, ackedIDs[:0], ackedKeys[:0]
 			for _, id := range req.IDs {
 				key, err := txn.Get(store.MessageIndexKey(id))
 				if err == store.ErrNotFound {
@@ -550,6 +558,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				}
 				acked++
 				ackedIDs = append(ackedIDs, id)
+				ackedKeys = append(ackedKeys, string(key))
 			}
 			return nil
 		},
@@ -559,6 +568,9 @@ func (b *Broker) onAck(m *nats.Msg) {
 				return
 			}
 			b.mu.Lock()
+			for _, k := range ackedKeys {
+				b.led.removed(k)
+			}
 			if s := b.sessions[req.SessionID]; s != nil {
 				for _, id := range ackedIDs {
 					delete(b.traces, id)
@@ -719,6 +731,9 @@ func (b *Broker) pending(req wire.SessionRef) (*wire.PendingReply, error) {
 
 // forget removes a disconnected session and its inbox.
 func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
+	if _, _, remote := wire.SplitRemote(req.SessionID); remote {
+		return b.forgetRemote(req.SessionID)
+	}
 	b.mu.Lock()
 	s := b.sessions[req.SessionID]
 	if s == nil {
@@ -766,10 +781,16 @@ func (b *Broker) dropInbox(sid string) error {
 		}); err != nil {
 			return err
 		}
+		var gone []string
 		err := b.st.Update(func(txn *store.Txn) error {
+			gone = gone[:0]
 			for _, k := range keys {
-				if err := deleteInboxKey(txn, k); err != nil {
+				deleted, err := deleteInboxKey(txn, k)
+				if err != nil {
 					return err
+				}
+				if deleted {
+					gone = append(gone, k)
 				}
 			}
 			if len(keys) < 500 {
@@ -780,6 +801,14 @@ func (b *Broker) dropInbox(sid string) error {
 		if err != nil {
 			return fmt.Errorf("forget session %s: %w", sid, err)
 		}
+		b.mu.Lock()
+		for _, k := range gone {
+			b.led.removed(k)
+		}
+		if len(keys) < 500 {
+			b.led.dropSession(sid)
+		}
+		b.mu.Unlock()
 		if len(keys) < 500 {
 			return nil
 		}

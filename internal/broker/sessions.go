@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -322,7 +323,9 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 	if len(out) > 0 {
 		counts := b.queuedCounts()
 		for i := range out {
-			out[i].Queued = counts[out[i].ID]
+			if out[i].Host == "" { // a remote row keeps what its host reported
+				out[i].Queued = counts[out[i].ID]
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -411,18 +414,10 @@ func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
 	}
 }
 
-// queuedCounts counts every session's stored, unacknowledged messages (one
-// key-only pass over the inboxes).
+// queuedCounts returns every session's stored, unacknowledged messages, as
+// the ledger counts them (no store scan).
 func (b *Broker) queuedCounts() map[string]int {
-	counts := map[string]int{}
-	_ = b.st.View(func(txn *store.Txn) error {
-		txn.Keys(store.InboxesPrefix, func(key string) bool {
-			if sid, ok := store.InboxOwner(key); ok {
-				counts[sid]++
-			}
-			return true
-		})
-		return nil
-	})
-	return counts
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.led.queued)
 }

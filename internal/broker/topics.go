@@ -244,6 +244,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 		s.LastIntercomActivity = &now
 	}
 	for _, msg := range wake {
+		b.led.stored(wakeKey(msg), &msg)
 		if s := b.sessions[msg.To]; s != nil {
 			b.pushLocked(s, []wire.Message{msg})
 		}
@@ -284,16 +285,16 @@ func (b *Broker) forwardSubscription(op string, req wire.SubscribeRequest) (*wir
 func (b *Broker) topicsAnywhere(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 	topic, host, ok := wire.SplitRemote(req.Topic)
 	if !ok {
-		return b.topics(req)
+		return b.topicsPage(req, topicsPageBytes)
 	}
-	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "topics", Topic: topic})
+	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "topics", Topic: topic, Offset: req.Offset})
 	if err != nil {
 		return nil, err
 	}
 	for i := range res.Topics {
 		res.Topics[i].Topic += "@" + host
 	}
-	return &wire.TopicsReply{Topics: res.Topics}, nil
+	return &wire.TopicsReply{Topics: res.Topics, NextOffset: res.NextOffset}, nil
 }
 
 // topics reads current records, subscribers and resource owners.

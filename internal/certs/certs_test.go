@@ -42,15 +42,36 @@ func mode(t *testing.T, path string) os.FileMode {
 	return st.Mode()
 }
 
-// material names host's files in dir, expecting peer on the other side.
-func material(dir, host, peer string) Material {
-	return Material{
-		Cert: filepath.Join(dir, host+".crt"), Key: filepath.Join(dir, host+".key"),
-		CA: filepath.Join(dir, CACert), Peer: peer,
-	}
+// side is one end of a link: its files and the peer it expects.
+type side struct {
+	Material
+	Peer string
 }
 
-func config(t *testing.T, m Material, server bool) *tls.Config {
+// material names host's files in dir, expecting peer on the other side.
+func material(dir, host, peer string) side {
+	return side{Material{
+		Cert: filepath.Join(dir, host+".crt"), Key: filepath.Join(dir, host+".key"),
+		CA: filepath.Join(dir, CACert)}, peer}
+}
+
+// Config loads the material and builds the listening (server) or joining
+// configuration expecting s.Peer.
+func (s side) Config(server bool) (*tls.Config, error) {
+	if err := ValidName(s.Peer); err != nil {
+		return nil, err
+	}
+	l, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	if server {
+		return l.ServerConfig(ExpectOneOf(Peers{Names: []string{s.Peer}})), nil
+	}
+	return l.ClientConfig(s.Peer, nil), nil
+}
+
+func config(t *testing.T, m side, server bool) *tls.Config {
 	t.Helper()
 	cfg, err := m.Config(server)
 	if err != nil {
@@ -253,20 +274,20 @@ func TestRevokeWritesCRL(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, CRL)); !os.IsNotExist(err) {
 		t.Fatalf("a CRL exists before any revocation: %v", err)
 	}
-	if err := Revoke(dir, "beta"); err != nil {
+	if err := Revoke(dir, "beta", 0); err != nil {
 		t.Fatal(err)
 	}
 	r, n1 := revoked()
 	if len(r) != 1 || !r[serialOf("beta")] {
 		t.Fatalf("after revoking beta: %v, want only beta's serial %s", r, serialOf("beta"))
 	}
-	if err := Revoke(dir, "beta"); err != nil { // idempotent
+	if err := Revoke(dir, "beta", 0); err != nil { // idempotent
 		t.Fatal(err)
 	}
 	if r, _ := revoked(); len(r) != 1 {
 		t.Fatalf("revoking beta twice: %v", r)
 	}
-	if err := Revoke(dir, "gamma"); err != nil {
+	if err := Revoke(dir, "gamma", 0); err != nil {
 		t.Fatal(err)
 	}
 	r, n2 := revoked()
@@ -276,7 +297,7 @@ func TestRevokeWritesCRL(t *testing.T) {
 	if n2 <= n1 {
 		t.Errorf("CRL number %d after %d, want it to grow", n2, n1)
 	}
-	if err := Revoke(dir, "nosuch"); err == nil {
+	if err := Revoke(dir, "nosuch", 0); err == nil {
 		t.Errorf("revoking an unknown host succeeded")
 	}
 	// A CRL is checked against the CA that signed it.
@@ -303,7 +324,7 @@ func TestConfigAcceptsMatchingPeers(t *testing.T) {
 	}
 	// A revocation of someone else changes nothing.
 	issueNow(t, dir, "gamma")
-	if err := Revoke(dir, "gamma"); err != nil {
+	if err := Revoke(dir, "gamma", 0); err != nil {
 		t.Fatal(err)
 	}
 	serr, cerr = handshake(t, config(t, material(dir, "alpha", "beta"), true), config(t, material(dir, "beta", "alpha"), false))
@@ -358,8 +379,8 @@ func TestConfigServerRefusesBadClients(t *testing.T) {
 	}{
 		{"unknown CA", config(t, m, false), "unknown authority"},
 		{"wrong name", config(t, material(dir, "gamma", "alpha"), false), `peer certificate names "gamma", expected "beta"`},
-		{"expired", config(t, Material{Cert: filepath.Join(expired, "beta.crt"), Key: filepath.Join(expired, "beta.key"), CA: filepath.Join(dir, CACert), Peer: "alpha"}, false), "expired"},
-		{"not yet valid", config(t, Material{Cert: filepath.Join(notYet, "beta.crt"), Key: filepath.Join(notYet, "beta.key"), CA: filepath.Join(dir, CACert), Peer: "alpha"}, false), "not yet valid"},
+		{"expired", config(t, side{Material{Cert: filepath.Join(expired, "beta.crt"), Key: filepath.Join(expired, "beta.key"), CA: filepath.Join(dir, CACert)}, "alpha"}, false), "expired"},
+		{"not yet valid", config(t, side{Material{Cert: filepath.Join(notYet, "beta.crt"), Key: filepath.Join(notYet, "beta.key"), CA: filepath.Join(dir, CACert)}, "alpha"}, false), "not yet valid"},
 		{"no client certificate", noCert, "certificate"},
 	} {
 		serr, cerr := handshake(t, srv(), c.cli)
@@ -372,7 +393,7 @@ func TestConfigServerRefusesBadClients(t *testing.T) {
 	}
 
 	// Revoked: the CRL beside the CA is honoured without --crl ...
-	if err := Revoke(dir, "beta"); err != nil {
+	if err := Revoke(dir, "beta", 0); err != nil {
 		t.Fatal(err)
 	}
 	serr, cerr := handshake(t, srv(), config(t, material(dir, "beta", "alpha"), false))
@@ -424,7 +445,7 @@ func TestConfigClientRefusesBadServers(t *testing.T) {
 	}{
 		{"unknown CA", config(t, fm, true), "unknown authority"},
 		{"wrong name", config(t, material(dir, "gamma", "beta"), true), "gamma"},
-		{"expired", config(t, Material{Cert: filepath.Join(expired, "alpha.crt"), Key: filepath.Join(expired, "alpha.key"), CA: filepath.Join(dir, CACert), Peer: "beta"}, true), "expired"},
+		{"expired", config(t, side{Material{Cert: filepath.Join(expired, "alpha.crt"), Key: filepath.Join(expired, "alpha.key"), CA: filepath.Join(dir, CACert)}, "beta"}, true), "expired"},
 	} {
 		serr, cerr := handshake(t, c.srv, cli())
 		if cerr == nil || !strings.Contains(cerr.Error(), c.want) {
@@ -444,7 +465,7 @@ func TestConfigClientRefusesBadServers(t *testing.T) {
 		t.Errorf("client expecting gamma accepted alpha: server %v, client %v", serr, cerr)
 	}
 
-	if err := Revoke(dir, "alpha"); err != nil {
+	if err := Revoke(dir, "alpha", 0); err != nil {
 		t.Fatal(err)
 	}
 	serr, cerr = handshake(t, config(t, material(dir, "alpha", "beta"), true), cli())
@@ -487,16 +508,16 @@ func TestConfigErrors(t *testing.T) {
 	noCA.CA = filepath.Join(dir, "nosuch.crt")
 	missingCRL := good
 	missingCRL.CRL = filepath.Join(dir, "nosuch.crl")
-	if err := Revoke(other, "x"); err == nil {
+	if err := Revoke(other, "x", 0); err == nil {
 		t.Fatal("revoking a host that was never issued succeeded")
 	}
 	issueNow(t, other, "x")
-	if err := Revoke(other, "x"); err != nil {
+	if err := Revoke(other, "x", 0); err != nil {
 		t.Fatal(err)
 	}
 	foreignCRL := good
 	foreignCRL.CRL = filepath.Join(other, CRL)
-	for name, m := range map[string]Material{
+	for name, m := range map[string]side{
 		"invalid peer name":   badPeer,
 		"missing key":         missingKey,
 		"key of another host": mismatched,

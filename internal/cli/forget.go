@@ -42,6 +42,11 @@ func (f *ForgetCmd) Run(e *env) error {
 		ptrs[i] = &rows[i]
 	}
 	s, err := resolveSession(ptrs, f.Target)
+	if _, _, remote := wire.SplitRemote(f.Target); err != nil && remote {
+		// id@host of a session its host does not list (any more): the
+		// broker drops what it left here (topic records, subscriptions).
+		s, err = &wire.Session{ID: f.Target, Name: f.Target}, nil
+	}
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}

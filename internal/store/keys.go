@@ -32,6 +32,7 @@ import (
 const (
 	SessionPrefix     = "sess/"
 	InboxesPrefix     = "inbox/"
+	OutboxesPrefix    = "outbox/"
 	TopicRecordsAll   = "trec/"
 	TopicSubsAll      = "tsub/"
 	RemoteHostsPrefix = "rhost/"
@@ -67,7 +68,20 @@ func InboxOwner(key string) (string, bool) {
 }
 
 // OutboxPrefix is the prefix of the messages waiting for host.
-func OutboxPrefix(host string) string { return "outbox/" + host + "/" }
+func OutboxPrefix(host string) string { return OutboxesPrefix + host + "/" }
+
+// BoxOwner splits an inbox or outbox key: the session of an inbox key, the
+// host of an outbox key (outbox true).
+func BoxOwner(key string) (outbox bool, owner string, ok bool) {
+	rest, in := strings.CutPrefix(key, InboxesPrefix)
+	if !in {
+		if rest, outbox = strings.CutPrefix(key, OutboxesPrefix); !outbox {
+			return false, "", false
+		}
+	}
+	owner, _, ok = strings.Cut(rest, "/")
+	return outbox, owner, ok
+}
 
 // OutboxKey is the key of message seq waiting for host.
 func OutboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
@@ -106,6 +120,15 @@ func topicPrefix(all, topic string) string {
 	}
 	return all + topic + "\x00"
 }
+
+// TopicKeySession returns the session of a record or subscription key.
+func TopicKeySession(key string) (string, bool) {
+	_, sid, ok := strings.Cut(key, "\x00")
+	return sid, ok
+}
+
+// IsTopicRecord reports whether key is a record (not a subscription) key.
+func IsTopicRecord(key string) bool { return strings.HasPrefix(key, TopicRecordsAll) }
 
 // TopicKeyOf reports whether a record or subscription key belongs to
 // session sid.
