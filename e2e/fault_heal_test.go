@@ -232,8 +232,15 @@ func TestFaultHealHomeDeleted(t *testing.T) {
 	hs.mu.Unlock()
 
 	for _, p := range []*Proc{att, hold, bridge} {
-		if code := healExit(t, p, "holder"); code != 1 || !strings.Contains(p.Stderr(), "was deleted while in use; not starting a broker there") {
-			t.Errorf("%v: exit %d, want 1 saying the home is gone; stderr:\n%s", p.Cmd.Args, code, tail(p.Stderr(), 5))
+		code := healExit(t, p, "holder")
+		said := p.Stderr()
+		if p == bridge { // --json: the error object is its last stdout line
+			for l, ok := p.Line(time.Second); ok; l, ok = p.Line(time.Second) {
+				said += l + "\n"
+			}
+		}
+		if code != 1 || !strings.Contains(said, "was deleted while in use; not starting a broker there") {
+			t.Errorf("%v: exit %d, want 1 saying the home is gone; it said:\n%s", p.Cmd.Args, code, tail(said, 5))
 		}
 	}
 	r := h.RunIn(h.Cwd, `{"session_id":"heal-hook","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/tmp"}`, "hook", "claude", "PostToolUse")

@@ -38,7 +38,7 @@ type CertsIssueCmd struct {
 	Dir       string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
 	Name      string        `required:"" help:"Host name to certify (lowercase letters, digits, '.' and '-')." placeholder:"HOST"`
 	Days      int           `default:"825" help:"Validity in days."`
-	NotBefore time.Duration `name:"not-before" hidden:"" help:"Start of validity relative to now (tests)."`
+	NotBefore time.Duration `name:"not-before" offset:"true" hidden:"" help:"Start of validity relative to now (tests)."`
 	ValidFor  time.Duration `name:"valid-for" hidden:"" help:"Validity, overrides --days (tests)."`
 }
 
@@ -74,7 +74,7 @@ type CertsRevokeCmd struct {
 	Dir      string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
 	Name     string        `required:"" help:"Host whose certificate to revoke." placeholder:"HOST"`
 	Days     int           `default:"365" help:"Days until the list's NextUpdate (refresh it with certs crl before then)."`
-	ValidFor time.Duration `name:"valid-for" hidden:"" help:"NextUpdate from now, overrides --days (tests)."`
+	ValidFor time.Duration `name:"valid-for" offset:"true" hidden:"" help:"NextUpdate from now, overrides --days (tests; negative: already past)."`
 }
 
 // Help shows examples.
@@ -101,7 +101,7 @@ func (c *CertsRevokeCmd) Run(e *env) error {
 type CertsCRLCmd struct {
 	Dir      string        `required:"" help:"Directory holding the CA." placeholder:"DIR"`
 	Days     int           `default:"365" help:"Days until the list's NextUpdate."`
-	ValidFor time.Duration `name:"valid-for" hidden:"" help:"NextUpdate from now, overrides --days (tests)."`
+	ValidFor time.Duration `name:"valid-for" offset:"true" hidden:"" help:"NextUpdate from now, overrides --days (tests; negative: already past)."`
 }
 
 // Help shows examples.

@@ -215,7 +215,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Reply from %s:\n\n%s", res.Reply.From.Name, res.Reply.Text), nil
+		return fmt.Sprintf("Reply from %s:\n\n%s", render.Line(res.Reply.From.Name), render.Text(res.Reply.Text)), nil
 	case "reply":
 		if strings.TrimSpace(in.Message) == "" {
 			return "", errors.New("reply needs message")
@@ -240,7 +240,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		case len(match) > 1:
 			var ids []string
 			for _, a := range match {
-				ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
+				ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, render.Line(a.From.Name)))
 			}
 			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", strings.Join(ids, ", "))
 		}
@@ -249,7 +249,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Reply sent to %s (id %s).", a.From.Name, res.ID), nil
+		return fmt.Sprintf("Reply sent to %s (id %s).", render.Line(a.From.Name), res.ID), nil
 	case "pending":
 		asks, err := s.c().Pending(ctx, self)
 		if err != nil {
@@ -261,7 +261,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		var b strings.Builder
 		for _, a := range asks {
 			t := a.SentAt
-			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", a.From.Name, render.Ago(&t), a.AskID, a.Text, a.AskID)
+			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", render.Line(a.From.Name), render.Ago(&t), a.AskID, render.Line(a.Text), a.AskID)
 		}
 		return b.String(), nil
 	case "subscribe", "unsubscribe":
@@ -312,7 +312,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 				fmt.Fprintf(&b, "  resource %s: %s\n", r.Resource, r.State)
 			}
 			for _, r := range t.Records {
-				fmt.Fprintf(&b, "  • %s (%s): %s\n", r.From.Name, r.Event, r.Message)
+				fmt.Fprintf(&b, "  • %s (%s): %s\n", render.Line(r.From.Name), r.Event, render.Line(r.Message))
 			}
 		}
 		return b.String(), nil
