@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -41,8 +43,8 @@ type remoteHost struct {
 	linkUp   bool
 	sessions []wire.Session // as the remote broker reports them, validated
 	updated  time.Time
-	stale    *time.Timer // fires when no report has come for remoteStaleAfter
-	lastErr  string      // the bridge's last trouble with this host
+	stale    *taskTimer // fires when no report has come for remoteStaleAfter
+	lastErr  string     // the bridge's last trouble with this host
 }
 
 // up reports whether the link to the host is up, per a recent report.
@@ -81,20 +83,41 @@ func quotaError(host, format string, a ...any) error {
 	return wire.Errorf(wire.CodeQuota, "quota_exceeded: %s %s", host, fmt.Sprintf(format, a...))
 }
 
-func (b *Broker) loadRemotes() error {
-	return b.st.View(func(txn *store.Txn) error {
+// routeTable holds the bridged hosts: their sessions as last reported,
+// the senders waiting for a remote broker's acceptance, and the local
+// bridge's own report. It is a leaf: taken inside askTable.mu (failIf's
+// test), it calls nothing.
+type routeTable struct {
+	mu     sync.Mutex
+	hosts  map[string]*remoteHost
+	wait   map[string]chan wire.BridgeAck // senders waiting for remote acceptance
+	report *wire.BridgeState              // the local bridge's last report
+	tasks  *tasks
+}
+
+func newRouteTable(t *tasks) *routeTable {
+	return &routeTable{hosts: map[string]*remoteHost{}, wait: map[string]chan wire.BridgeAck{}, tasks: t}
+}
+
+// load reads the hosts seen before.
+func (t *routeTable) load(st *store.Store) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return st.View(func(txn *store.Txn) error {
 		return txn.Scan(store.RemoteHostsPrefix, func(k string, _ []byte) (bool, error) {
 			h := store.RemoteHostOf(k)
-			b.remotes[h] = &remoteHost{host: h}
+			t.hosts[h] = &remoteHost{host: h}
 			return true, nil
 		})
 	})
 }
 
-// remoteRowsLocked returns the sessions of bridged hosts as name@host rows.
-func (b *Broker) remoteRowsLocked() []wire.Session {
+// rows returns the sessions of bridged hosts as name@host rows.
+func (t *routeTable) rows() []wire.Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var out []wire.Session
-	for _, r := range b.remotes {
+	for _, r := range t.hosts {
 		for _, s := range r.sessions {
 			row := s
 			row.ID, row.Name, row.Host = s.ID+"@"+r.host, s.Name+"@"+r.host, r.host
@@ -109,24 +132,13 @@ func (b *Broker) remoteRowsLocked() []wire.Session {
 	return out
 }
 
-// failRemoteAsksLocked fails the asks to sessions of host that are gone or
-// whose link is down or stale, like asks to local sessions that left.
-func (b *Broker) failRemoteAsksLocked(host string) {
-	for _, a := range b.asks {
-		if _, h, ok := wire.SplitRemote(a.to); ok && h == host && !b.remoteConnectedLocked(a.to) {
-			if a.waiter != "" {
-				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
-			}
-			b.retireAskLocked(a)
-		}
-	}
-}
-
-// remoteConnectedLocked reports whether a pseudo id names a connected
-// remote session over a live link.
-func (b *Broker) remoteConnectedLocked(pseudo string) bool {
+// connected reports whether a pseudo id names a connected remote session
+// over a live link.
+func (t *routeTable) connected(pseudo string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	id, host, ok := wire.SplitRemote(pseudo)
-	r := b.remotes[host]
+	r := t.hosts[host]
 	if !ok || r == nil || !r.up() {
 		return false
 	}
@@ -136,6 +148,187 @@ func (b *Broker) remoteConnectedLocked(pseudo string) bool {
 		}
 	}
 	return false
+}
+
+// nameOf returns the name@host of a remote session's pseudo id, as its host
+// reported it, and whether it is connected over a live link.
+func (t *routeTable) nameOf(pseudo string) (string, bool) {
+	id, host, _ := wire.SplitRemote(pseudo)
+	name := id + "@" + host
+	for _, rs := range t.rows() {
+		if rs.ID == pseudo {
+			name = rs.Name
+		}
+	}
+	return name, t.connected(pseudo)
+}
+
+// known reports whether host was ever bridged here.
+func (t *routeTable) known(host string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hosts[host] != nil
+}
+
+// admit adds host, first seen by a delivery from it, unless there are max
+// hosts already.
+func (t *routeTable) admit(host string, max int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.hosts[host]; ok {
+		return nil
+	}
+	if len(t.hosts) >= max {
+		return quotaError(host, "is one host too many (max %d bridged hosts)", max)
+	}
+	t.hosts[host] = &remoteHost{host: host}
+	return nil
+}
+
+// update records a bridge's report about host: its link and, unless keep,
+// its sessions (rows, validated). A host reported for the first time counts
+// against max; isNew says the caller stores it. stale is called once no
+// report has come for a while.
+func (t *routeTable) update(req wire.BridgePresence, rows []wire.Session, max int, stale func()) (isNew bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.hosts[req.Host]
+	isNew = r == nil
+	if isNew {
+		if len(t.hosts) >= max {
+			return false, quotaError(req.Host, "is one host too many: %d bridged hosts are known here (max %d); purge old ones", len(t.hosts), max)
+		}
+		r = &remoteHost{host: req.Host}
+		t.hosts[req.Host] = r
+	}
+	r.linkUp, r.updated, r.lastErr = req.LinkUp, time.Now(), req.Error
+	if !req.Keep && (req.LinkUp || req.Sessions != nil) {
+		r.sessions = rows
+		ptrs := make([]*wire.Session, len(r.sessions))
+		for i := range r.sessions {
+			ptrs[i] = &r.sessions[i]
+		}
+		presence.AssignTargets(ptrs)
+	}
+	// A bridge that dies silently sends no "link down": when reports stop,
+	// the host goes stale and the asks waiting on it fail then.
+	r.stale.Stop()
+	r.stale = t.tasks.After(remoteStaleAfter+100*time.Millisecond, stale)
+	return isNew, nil
+}
+
+// remove forgets a purged host.
+func (t *routeTable) remove(host string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.hosts[host]; r != nil {
+		r.stale.Stop()
+		delete(t.hosts, host)
+	}
+}
+
+// target is what a send to name@host resolves to.
+type target struct {
+	row wire.Session
+	up  bool
+}
+
+// resolve finds name among host's sessions. A name the host does not list
+// is still a target while its link is down (the message waits in the
+// outbox).
+func (t *routeTable) resolve(name, host string) (target, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.hosts[host]
+	if r == nil || !wire.ValidHost(host) {
+		return target{}, wire.Errorf(wire.CodeNotFound, "unknown host %q: no intercom-bridge has linked it", host)
+	}
+	if strings.Contains(name, "@") {
+		return target{}, wire.Errorf(wire.CodeBadRequest, "target %q: only one @host is allowed", name+"@"+host)
+	}
+	toID := name + "@" + host
+	out := target{row: wire.Session{ID: toID, Name: toID, Target: toID, Host: host, State: wire.StateDisconnected}, up: r.up()}
+	rows := make([]*wire.Session, len(r.sessions))
+	for i := range r.sessions {
+		c := r.sessions[i]
+		rows[i] = &c
+	}
+	if s, err := presence.Resolve(rows, name, ""); err == nil {
+		toID = s.ID + "@" + host
+		out.row = *s
+		out.row.ID, out.row.Name, out.row.Target, out.row.Host = toID, s.Name+"@"+host, s.Target+"@"+host, host
+		if !out.up {
+			out.row.Connected, out.row.State = false, wire.StateDisconnected
+		}
+	} else if out.up {
+		return target{}, wire.Errorf(wire.CodeNotFound, "no session matches %q on %s", name, host)
+	}
+	return out, nil
+}
+
+// expect registers a sender waiting for the remote acceptance of message
+// id; nil when host's link is down (the sender is told "queued" at once).
+func (t *routeTable) expect(host, id string) chan wire.BridgeAck {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.hosts[host]; r == nil || !r.up() {
+		return nil
+	}
+	ch := make(chan wire.BridgeAck, 1)
+	t.wait[id] = ch
+	return ch
+}
+
+// expecting reports whether a sender waits for message id.
+func (t *routeTable) expecting(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.wait[id]
+	return ok
+}
+
+// settled returns (and forgets) the waiting sender of message id.
+func (t *routeTable) settled(id string) chan wire.BridgeAck {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := t.wait[id]
+	delete(t.wait, id)
+	return ch
+}
+
+// setReport records the local bridge's report.
+func (t *routeTable) setReport(rep wire.BridgeState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.report = &rep
+}
+
+// status fills the link part of `intercom-bridge status`: the bridge's
+// fresh report and each host's link.
+func (t *routeTable) status(out *wire.BridgeStatusReply, hosts map[string]*wire.BridgeHostStatus) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rep := t.report; rep != nil && time.Since(rep.Reported) < bridgeReportFresh {
+		c := *rep
+		out.Bridge = &c
+	}
+	for h, r := range t.hosts {
+		st := hosts[h]
+		if st == nil {
+			st = &wire.BridgeHostStatus{Host: h}
+			hosts[h] = st
+		}
+		st.LinkUp, st.Sessions, st.LastReport, st.LastError = r.up(), len(r.sessions), r.updated, r.lastErr
+	}
+}
+
+// failRemoteAsks fails the asks to sessions of host that are gone or whose
+// link is down or stale, like asks to local sessions that left.
+func (b *Broker) failRemoteAsks(host string) {
+	b.asks.failIf(func(a *ask) bool {
+		_, h, ok := wire.SplitRemote(a.to)
+		return ok && h == host && !b.routes.connected(a.to)
+	})
 }
 
 // cleanRemoteRows keeps the presence rows of a host that pass the checks
@@ -199,39 +392,12 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 	if !req.Keep {
 		rows, dropped = cleanRemoteRows(req.Sessions, lim.PresenceRows)
 	}
-	b.mu.Lock()
-	r := b.remotes[req.Host]
-	isNew := r == nil
-	if isNew {
-		if len(b.remotes) >= lim.Hosts {
-			b.mu.Unlock()
-			return nil, quotaError(req.Host, "is one host too many: %d bridged hosts are known here (max %d); purge old ones", len(b.remotes), lim.Hosts)
-		}
-		r = &remoteHost{host: req.Host}
-		b.remotes[req.Host] = r
-	}
-	r.linkUp, r.updated, r.lastErr = req.LinkUp, time.Now(), req.Error
-	if !req.Keep && (req.LinkUp || req.Sessions != nil) {
-		r.sessions = rows
-		ptrs := make([]*wire.Session, len(r.sessions))
-		for i := range r.sessions {
-			ptrs[i] = &r.sessions[i]
-		}
-		presence.AssignTargets(ptrs)
-	}
-	b.failRemoteAsksLocked(req.Host)
-	// A bridge that dies silently sends no "link down": when reports stop,
-	// the host goes stale and the asks waiting on it fail then.
-	if r.stale != nil {
-		r.stale.Stop()
-	}
 	host := req.Host
-	r.stale = time.AfterFunc(remoteStaleAfter+100*time.Millisecond, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.failRemoteAsksLocked(host)
-	})
-	b.mu.Unlock()
+	isNew, err := b.routes.update(req, rows, lim.Hosts, func() { b.failRemoteAsks(host) })
+	if err != nil {
+		return nil, err
+	}
+	b.failRemoteAsks(host)
 	if dropped > 0 {
 		b.log.Warn("bridged host listed sessions that fail the checks (or too many); dropped", "host", req.Host, "dropped", dropped, "kept", len(rows))
 	}
@@ -246,37 +412,24 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 // bridgeState records the local bridge's report about its link.
 func (b *Broker) bridgeState(req wire.BridgeState) (*wire.Empty, error) {
 	req.Reported = time.Now().UTC()
-	b.mu.Lock()
-	b.bridgeRep = &req
-	b.mu.Unlock()
+	b.routes.setReport(req)
 	return &wire.Empty{}, nil
 }
 
 // bridgeStatus answers `intercom-bridge status`.
 func (b *Broker) bridgeStatus(struct{}) (*wire.BridgeStatusReply, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	out := &wire.BridgeStatusReply{Hosts: []wire.BridgeHostStatus{}}
-	if rep := b.bridgeRep; rep != nil && time.Since(rep.Reported) < bridgeReportFresh {
-		c := *rep
-		out.Bridge = &c
+	outbox, usage := b.ledger.outboxes()
+	hosts := map[string]*wire.BridgeHostStatus{}
+	for h, n := range outbox {
+		hosts[h] = &wire.BridgeHostStatus{Host: h, Outbox: n}
 	}
-	hosts := map[string]bool{}
-	for h := range b.remotes {
-		hosts[h] = true
-	}
-	for h := range b.led.outbox {
-		hosts[h] = true
-	}
-	for h := range hosts {
-		st := wire.BridgeHostStatus{Host: h, Outbox: b.led.outbox[h]}
-		if r := b.remotes[h]; r != nil {
-			st.LinkUp, st.Sessions, st.LastReport, st.LastError = r.up(), len(r.sessions), r.updated, r.lastErr
-		}
-		if u := b.led.hosts[h]; u != nil {
+	b.routes.status(out, hosts)
+	for h, st := range hosts {
+		if u, ok := usage[h]; ok {
 			st.InboxQueued, st.InboxBytes, st.Records, st.Subs = u.messages, u.bytes, u.records, u.subs
 		}
-		out.Hosts = append(out.Hosts, st)
+		out.Hosts = append(out.Hosts, *st)
 	}
 	slices.SortFunc(out.Hosts, func(x, y wire.BridgeHostStatus) int { return cmp.Compare(x.Host, y.Host) })
 	return out, nil

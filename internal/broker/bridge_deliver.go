@@ -13,7 +13,7 @@ import (
 )
 
 // Messages arriving from bridged hosts. Everything in them is remote input:
-// it passes the checks of a local send (validateSend, and validatePublish
+// it passes the checks of a local send (wire.ValidateSend, and ValidatePublish
 // for topic wake-ups), the sender must be a valid session of that host, the
 // ids are namespaced by host, and the host's quotas bound what it stores.
 
@@ -128,41 +128,25 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	}
 	body := wire.Message{Text: in.Text, Attachments: in.Attachments}
 	size := int64(body.Size())
-	b.mu.Lock()
-	if _, ok := b.remotes[host]; !ok {
-		if len(b.remotes) >= lim.Hosts {
-			b.mu.Unlock()
-			fail(quotaError(host, "is one host too many (max %d bridged hosts)", lim.Hosts))
-			return
-		}
-		b.remotes[host] = &remoteHost{host: host}
+	if err := b.routes.admit(host, lim.Hosts); err != nil {
+		fail(err)
+		return
 	}
-	to, err := b.lookupLocked(in.To, "")
+	to, err := b.sessions.lookup(in.To, "")
 	if err == nil && to.Ephemeral {
 		err = wire.Errorf(wire.CodeNotFound, "no session matches %q", in.To)
 	}
 	if err != nil {
-		b.mu.Unlock()
 		fail(err)
 		return
 	}
-	u := b.led.usage(host)
-	if !known { // a retry of a stored message is answered "duplicate", whatever the quota
-		if u.messages+u.reserved+1 > lim.InboxMessages {
-			b.mu.Unlock()
-			fail(quotaError(host, "has %d unread messages here (max %d); retry once they are read", u.messages, lim.InboxMessages))
-			return
-		}
-		if u.bytes+u.reservedBytes+size > lim.InboxBytes {
-			b.mu.Unlock()
-			fail(quotaError(host, "has %d bytes of unread messages here (max %d); retry once they are read", u.bytes, lim.InboxBytes))
-			return
-		}
+	// A retry of a stored message is answered "duplicate", whatever the quota.
+	if err := b.ledger.reserve(host, size, lim, known); err != nil {
+		fail(err)
+		return
 	}
-	u.reserved++
-	u.reservedBytes += size
-	p := &preparedSend{req: sreq, toRow: b.viewLocked(to, ""), ask: in.ExpectsReply, dkey: dkey}
-	p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
+	p := &preparedSend{req: sreq, toRow: to, ask: in.ExpectsReply, dkey: dkey}
+	p.retry = b.sends.committing(p.dkey) // answered once the first is committed (applySend)
 	p.msg = wire.Message{ID: id, Seq: seq, To: to.ID,
 		From: wire.Peer{ID: sreq.From, Name: in.From.Name + "@" + host, Cwd: in.From.Cwd},
 		Text: sreq.Text, Delivery: sreq.Delivery, ExpectsReply: sreq.ExpectsReply, ReplyTo: sreq.ReplyTo,
@@ -172,16 +156,12 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	}
 	p.key = store.InboxKey(to.ID, seq)
 	if !p.retry {
-		b.dedupe[p.dkey] = id
+		b.sends.begin(p.dkey, id)
 	}
-	b.mu.Unlock()
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		After: func(err error) {
-			b.mu.Lock()
-			u.reserved--
-			u.reservedBytes -= size
-			b.mu.Unlock()
+			b.ledger.unreserve(host, size)
 			b.afterSend(m, p, err)
 		},
 		Size: len(m.Data),

@@ -22,30 +22,13 @@ func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, erro
 	}
 	host := req.Host
 	out := &wire.BridgePurgeReply{Host: host}
-	b.mu.Lock()
-	for _, a := range b.asks {
+	b.asks.failIf(func(a *ask) bool {
 		_, from, fromRemote := wire.SplitRemote(a.from)
 		_, to, toRemote := wire.SplitRemote(a.to)
-		if (fromRemote && from == host) || (toRemote && to == host) {
-			if a.waiter != "" {
-				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
-			}
-			b.retireAskLocked(a)
-		}
-	}
-	var inbox []string
-	for k, e := range b.led.remote {
-		if e.host == host {
-			inbox = append(inbox, k)
-		}
-	}
-	if r := b.remotes[host]; r != nil {
-		if r.stale != nil {
-			r.stale.Stop()
-		}
-		delete(b.remotes, host)
-	}
-	b.mu.Unlock()
+		return (fromRemote && from == host) || (toRemote && to == host)
+	})
+	inbox := b.ledger.fromHost(host)
+	b.routes.remove(host)
 
 	n, err := b.deleteBoxKeys(inbox)
 	out.Messages = n
@@ -73,11 +56,7 @@ func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, erro
 	if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.Delete(store.RemoteHostKey(host)) }); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	if u := b.led.hosts[host]; u != nil && u.reserved == 0 {
-		delete(b.led.hosts, host)
-	}
-	b.mu.Unlock()
+	b.ledger.dropHost(host)
 	b.log.Info("bridged host purged", "host", host, "messages", out.Messages, "records", out.Records,
 		"subscriptions", out.Subscriptions, "outbox", out.Outbox)
 	return out, nil
@@ -107,11 +86,7 @@ func (b *Broker) deleteBoxKeys(keys []string) (int, error) {
 		if err != nil {
 			return n, classify(err)
 		}
-		b.mu.Lock()
-		for _, k := range gone {
-			b.led.removed(k)
-		}
-		b.mu.Unlock()
+		b.ledger.removed(gone...)
 		n += len(gone)
 	}
 	return n, nil
@@ -171,17 +146,15 @@ func (b *Broker) dropTopicState(match func(sid string) bool) (records, subs int,
 		if err != nil {
 			return records, subs, classify(err)
 		}
-		b.mu.Lock()
 		for _, d := range dropped {
 			if d.rec {
 				records++
-				b.led.topicUsage(d.sid, -1, -d.bytes, 0)
+				b.ledger.topicUsage(d.sid, -1, -d.bytes, 0)
 			} else {
 				subs++
-				b.led.topicUsage(d.sid, 0, 0, -1)
+				b.ledger.topicUsage(d.sid, 0, 0, -1)
 			}
 		}
-		b.mu.Unlock()
 	}
 	return records, subs, nil
 }
@@ -192,9 +165,7 @@ func (b *Broker) forgetRemote(sid string) (*wire.Empty, error) {
 	if _, host, _ := wire.SplitRemote(sid); !wire.ValidHost(host) {
 		return nil, wire.Errorf(wire.CodeBadRequest, "forget: invalid host in %q", sid)
 	}
-	b.mu.Lock()
-	b.retireAsksOfLocked(sid)
-	b.mu.Unlock()
+	b.asks.retireOf(sid)
 	records, subs, err := b.dropTopicState(func(s string) bool { return s == sid })
 	if err != nil {
 		return nil, err

@@ -18,10 +18,7 @@ import (
 
 // forwardTopic runs a topic operation for "topic@host" on the bridged host.
 func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
-	b.mu.Lock()
-	r := b.remotes[host]
-	b.mu.Unlock()
-	if r == nil {
+	if !b.routes.known(host) {
 		return nil, wire.Errorf(wire.CodeNotFound, "unknown host %q: no intercom-bridge has linked it", host)
 	}
 	data, _ := json.Marshal(req)
@@ -103,17 +100,12 @@ func (b *Broker) bridgeTopic(req wire.BridgeTopic) (*wire.BridgeTopicReply, erro
 		if req.Op == "unsubscribe" {
 			res, err := b.unsubscribeTopic(s)
 			if err == nil && res.Existed {
-				b.mu.Lock()
-				b.led.topicUsage(peer.ID, 0, 0, -1)
-				b.mu.Unlock()
+				b.ledger.topicUsage(peer.ID, 0, 0, -1)
 			}
 			return &wire.BridgeTopicReply{Subscribe: res}, err
 		}
-		b.mu.Lock()
-		u := b.led.usage(req.Host)
-		over := u.subs >= lim.Subscriptions
-		b.mu.Unlock()
-		if over && !b.exists(store.TopicSubKey(s.Topic, peer.ID)) {
+		u := b.ledger.usage(req.Host)
+		if u.subs >= lim.Subscriptions && !b.exists(store.TopicSubKey(s.Topic, peer.ID)) {
 			return nil, quotaError(req.Host, "has %d topic subscriptions here (max %d)", u.subs, lim.Subscriptions)
 		}
 		res, err := b.subscribeTopic(s)
@@ -121,9 +113,7 @@ func (b *Broker) bridgeTopic(req wire.BridgeTopic) (*wire.BridgeTopicReply, erro
 			return nil, err
 		}
 		if !res.Existed {
-			b.mu.Lock()
-			b.led.topicUsage(peer.ID, 0, 0, 1)
-			b.mu.Unlock()
+			b.ledger.topicUsage(peer.ID, 0, 0, 1)
 		}
 		return &wire.BridgeTopicReply{Subscribe: res}, nil
 	case "publish":
@@ -162,10 +152,8 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	if existed {
 		added = 0
 	}
-	b.mu.Lock()
-	u := b.led.usage(host)
+	u := b.ledger.usage(host)
 	records, bytes := u.records, u.recordBytes
-	b.mu.Unlock()
 	if records+added > lim.TopicRecords {
 		return nil, quotaError(host, "has %d topic records here (max %d)", records, lim.TopicRecords)
 	}
@@ -177,9 +165,7 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 		return nil, err
 	}
 	if !res.Stale && !res.Duplicate {
-		b.mu.Lock()
-		b.led.topicUsage(peer.ID, added, newSize-oldSize, 0)
-		b.mu.Unlock()
+		b.ledger.topicUsage(peer.ID, added, newSize-oldSize, 0)
 	}
 	return &wire.BridgeTopicReply{Publish: res}, nil
 }

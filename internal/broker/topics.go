@@ -37,25 +37,17 @@ type storedSub struct {
 	Since        time.Time `json:"since"`
 }
 
-// commitWait runs apply through the ordered committer and waits for it.
-func (b *Broker) commitWait(apply func(*store.Txn) error) error {
-	done := make(chan error, 1)
-	b.cmt.Submit(store.Op{Apply: apply, After: func(err error) { done <- err }})
-	return <-done
-}
-
-func (b *Broker) topicSession(sid, verb string) (*session, error) {
+// topicSession returns the session sid that holds topic state.
+func (b *Broker) topicSession(sid, verb string) (session, error) {
 	if _, _, remote := wire.SplitRemote(sid); remote {
-		return &session{Session: wire.Session{ID: sid}}, nil // a bridged host's session
+		return session{Session: wire.Session{ID: sid}}, nil // a bridged host's session
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.sessions[sid]
-	if s == nil {
-		return nil, wire.Errorf(wire.CodeNotFound, "%s: no session with id %q", verb, sid)
+	s, ok := b.sessions.get(sid)
+	if !ok {
+		return session{}, wire.Errorf(wire.CodeNotFound, "%s: no session with id %q", verb, sid)
 	}
 	if s.Ephemeral {
-		return nil, wire.Errorf(wire.CodeBadRequest, "%s: an ephemeral session cannot hold topic state; pass --session", verb)
+		return session{}, wire.Errorf(wire.CodeBadRequest, "%s: an ephemeral session cannot hold topic state; pass --session", verb)
 	}
 	return s, nil
 }
@@ -119,9 +111,7 @@ func (b *Broker) onPublish(m *nats.Msg) {
 		fail(err)
 		return
 	}
-	b.mu.Lock()
-	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
-	b.mu.Unlock()
+	peer := from.peer()
 	if topic, host, ok := wire.SplitRemote(req.Topic); ok {
 		fwd := req
 		fwd.Topic = topic
@@ -239,17 +229,13 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	if err != nil {
 		return nil, classify(err)
 	}
-	b.mu.Lock()
-	if s := b.sessions[peer.ID]; s != nil {
-		s.LastIntercomActivity = &now
-	}
+	b.sessions.touch(peer.ID, now)
 	for _, msg := range wake {
-		b.led.stored(wakeKey(msg), &msg)
-		if s := b.sessions[msg.To]; s != nil {
-			b.pushLocked(s, []wire.Message{msg})
+		b.ledger.stored(wakeKey(msg), &msg)
+		if _, _, remote := wire.SplitRemote(msg.To); !remote {
+			b.deliv.push(msg.To, msg)
 		}
 	}
-	b.mu.Unlock()
 	for _, msg := range wake {
 		if _, host, remote := wire.SplitRemote(msg.To); remote {
 			b.publish(wire.BridgeOut(host), msg)
@@ -268,9 +254,7 @@ func (b *Broker) forwardSubscription(op string, req wire.SubscribeRequest) (*wir
 	if err != nil {
 		return nil, true, err
 	}
-	b.mu.Lock()
-	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
-	b.mu.Unlock()
+	peer := from.peer()
 	fwd := req
 	fwd.Topic = topic
 	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: op, From: peer, Subscribe: &fwd})
@@ -335,12 +319,12 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		byTopic[t] = ti
 		return ti
 	}
-	b.mu.Lock()
 	for _, r := range recs {
-		s := b.sessions[r.From.ID]
-		connected := s != nil && s.Connected || b.remoteConnectedLocked(r.From.ID)
-		if s != nil {
-			r.From.Name = s.Name
+		name, connected, local := b.sessions.nameOf(r.From.ID)
+		if local {
+			r.From.Name = name
+		} else {
+			connected = b.routes.connected(r.From.ID)
 		}
 		own := r.Ownership
 		if own == wire.OwnershipHeld && !connected {
@@ -352,21 +336,13 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 			Seq: r.Seq, Version: r.Version, PublishedAt: r.PublishedAt})
 	}
 	for _, sub := range subs {
-		name, connected := "", false
-		if s := b.sessions[sub.SessionID]; s != nil {
-			name, connected = s.Name, s.Connected
-		} else if id, host, ok := wire.SplitRemote(sub.SessionID); ok {
-			name, connected = id+"@"+host, b.remoteConnectedLocked(sub.SessionID)
-			for _, rs := range b.remoteRowsLocked() {
-				if rs.ID == sub.SessionID {
-					name = rs.Name
-				}
-			}
+		name, connected, local := b.sessions.nameOf(sub.SessionID)
+		if _, _, remote := wire.SplitRemote(sub.SessionID); !local && remote {
+			name, connected = b.routes.nameOf(sub.SessionID)
 		}
 		ti := get(sub.Topic)
 		ti.Subscribers = append(ti.Subscribers, wire.TopicSubscriber{SessionID: sub.SessionID, Name: name, AwaitRelease: sub.AwaitRelease, Connected: connected})
 	}
-	b.mu.Unlock()
 	out := &wire.TopicsReply{Topics: []wire.TopicInfo{}}
 	for _, ti := range byTopic {
 		sort.Slice(ti.Records, func(i, j int) bool { return ti.Records[i].Seq > ti.Records[j].Seq })
