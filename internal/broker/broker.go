@@ -1,6 +1,8 @@
 // Package broker is the intercom daemon: an embedded NATS server that never
 // listens on the network, reached through the Unix-socket gateway, with
-// presence, durable inboxes and asks kept in the Badger store.
+// presence, durable inboxes, asks and topics kept in the store. Its state
+// is split by subsystem, each a type with its own lock (see Broker and
+// docs/architecture.md).
 package broker
 
 import (
