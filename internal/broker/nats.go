@@ -79,7 +79,7 @@ func (b *Broker) startNATS() error {
 }
 
 // calls counts the request handlers running, so that Close can wait for
-// the last one; once closed it admits none.
+// the last one; once closed it admits none. idle.L is mu (set by Start).
 type calls struct {
 	mu     sync.Mutex
 	idle   sync.Cond
@@ -111,9 +111,6 @@ func (c *calls) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if c.idle.L == nil {
-		c.idle.L = &c.mu
-	}
 	for c.n > 0 {
 		c.idle.Wait()
 	}
