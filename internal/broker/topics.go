@@ -12,10 +12,10 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Topics: each sender has one current record per topic (trec/<topic>\x00<sender>)
-// and each subscription is a key (tsub/<topic>\x00<session>). Records and
-// subscriptions live in Badger; wake-ups travel as ordinary inbox messages,
-// written in the same transaction as the record.
+// Topics: each sender has one current record per topic
+// (store.TopicRecordKey) and each subscription is a key (store.TopicSubKey).
+// Records and subscriptions live in the store; wake-ups travel as ordinary
+// inbox messages, written in the same transaction as the record.
 
 // storedRecord is a topic record on disk.
 type storedRecord struct {
