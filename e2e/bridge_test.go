@@ -44,6 +44,9 @@ const brgWait = 20 * time.Second
 func TestBridgeListBothWays(t *testing.T) {
 	t.Parallel()
 	p := brgLinked(t)
+	// No ca.crl beside the CA: both sides say, loudly, that revocation is off.
+	brgAwaitLog(t, p.serve, 0, "NO REVOCATION LIST LOADED", "")
+	brgAwaitLog(t, p.join, 0, "NO REVOCATION LIST LOADED", "")
 
 	b := brgRow(t, p.A, "b1@beta")
 	if b == nil || b["id"] != p.b1ID+"@beta" || b["target"] != "b1@beta" || b["host"] != "beta" ||
@@ -106,7 +109,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 	}
 	m := brgExpect(t, p.b1, "hello from alpha")
 	from := msgSub(m, "from")
-	if m["id"] != r.ID || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
+	if m["id"] != r.ID+"@alpha" || from["name"] != "a1@alpha" || from["id"] != p.a1ID+"@alpha" || m["delivery"] != "steer" {
 		t.Fatalf("b1 got %v; want id %s from a1@alpha (%s@alpha)", m, r.ID, p.a1ID)
 	}
 
@@ -115,7 +118,7 @@ func TestBridgeSendBothWays(t *testing.T) {
 		t.Fatalf("send b1 → a1@alpha: %+v", r2)
 	}
 	m = brgExpect(t, p.a1, "hello from beta")
-	if m["id"] != r2.ID || msgSub(m, "from")["name"] != "b1@beta" || msgSub(m, "from")["id"] != p.b1ID+"@beta" {
+	if m["id"] != r2.ID+"@beta" || msgSub(m, "from")["name"] != "b1@beta" || msgSub(m, "from")["id"] != p.b1ID+"@beta" {
 		t.Fatalf("a1 got %v; want id %s from b1@beta", m, r2.ID)
 	}
 
@@ -164,9 +167,10 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 		target           string
 		askerP, answerP  *Proc
 		askerID, fromAsk string
+		askerHost        string
 	}{
-		{p.A, p.B, "a1", "b1", "b1@beta", p.a1, p.b1, p.a1ID, "a1@alpha"},
-		{p.B, p.A, "b1", "a1", "a1@alpha", p.b1, p.a1, p.b1ID, "b1@beta"},
+		{p.A, p.B, "a1", "b1", "b1@beta", p.a1, p.b1, p.a1ID, "a1@alpha", "alpha"},
+		{p.B, p.A, "b1", "a1", "a1@alpha", p.b1, p.a1, p.b1ID, "b1@beta", "beta"},
 	} {
 		q := "question from " + dir.asker
 		ask := dir.ask.Start("-s", dir.asker, "--json", "ask", dir.target, q)
@@ -188,8 +192,9 @@ func TestBridgeAskReplyBothWays(t *testing.T) {
 			AskID string         `json:"ask_id"`
 			Reply map[string]any `json:"reply"`
 		}
-		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID != m["id"] ||
-			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != m["id"] ||
+		// The ask is known on the other host as "<id>@<asker's host>".
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.AskID+"@"+dir.askerHost != m["id"] ||
+			res.Reply["text"] != "answer from "+dir.answerer || res.Reply["reply_to"] != res.AskID ||
 			msgSub(res.Reply, "from")["name"] != dir.target {
 			t.Fatalf("ask %s → %s: exit %d, stdout %q, stderr %q", dir.asker, dir.target, code, out, ask.Stderr())
 		}
@@ -323,15 +328,15 @@ func TestBridgeRefusals(t *testing.T) {
 		{"another CA altogether", brgMat(foreign, "beta", "alpha"), "bad certificate", "unknown authority"},
 		{"expired certificate", brgTLS{Cert: filepath.Join(expired, "beta.crt"), Key: filepath.Join(expired, "beta.key"),
 			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, "expired", ""},
-		// gamma's valid certificate, claiming to be beta: accepted, it
-		// would link fully (it serves icb.beta.*).
+		// gamma's valid certificate where beta is expected (a bridge cannot
+		// claim another name than its certificate's: TestBridgeServeRefusesWrongPeerName).
 		{"certificate of the wrong host", brgTLS{Cert: filepath.Join(dir, "gamma.crt"), Key: filepath.Join(dir, "gamma.key"),
-			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "alpha"}, `peer certificate names \"gamma\", expected \"beta\"`, ""},
+			CA: filepath.Join(dir, "ca.crt"), Name: "gamma", Peer: "alpha"}, `peer certificate names \"gamma\", expected \"beta\"`, ""},
 		{"server of the wrong name", brgTLS{Cert: filepath.Join(dir, "beta.crt"), Key: filepath.Join(dir, "beta.key"),
 			CA: filepath.Join(dir, "ca.crt"), Name: "beta", Peer: "gamma"}, "bad certificate", "gamma"},
 	} {
 		soff := len(serve.Stderr())
-		join := brgJoin(t, B, addr, c.mat)
+		join := brgJoinRefused(t, B, addr, c.mat)
 		brgAwaitLog(t, serve, soff, "link refused", c.onServe)
 		if c.onJoin != "" {
 			brgAwaitLog(t, join, 0, "link refused", c.onJoin)
@@ -395,12 +400,12 @@ func TestBridgeRefusals(t *testing.T) {
 	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
 	for _, id := range sentA {
 		m := brgNextMsg(t, b1)
-		if m["id"] != id || msgSub(m, "from")["id"] != msgStr(a1ev["id"])+"@alpha" {
+		if m["id"] != id+"@alpha" || msgSub(m, "from")["id"] != msgStr(a1ev["id"])+"@alpha" {
 			t.Fatalf("b1 got %v, want queued message %s (all: %v)", m, id, sentA)
 		}
 	}
 	for _, id := range sentB {
-		if m := brgNextMsg(t, a1); m["id"] != id {
+		if m := brgNextMsg(t, a1); m["id"] != id+"@beta" {
 			t.Fatalf("a1 got %v, want queued message %s", m, id)
 		}
 	}
@@ -409,8 +414,9 @@ func TestBridgeRefusals(t *testing.T) {
 }
 
 // TestBridgeServeRefusesWrongPeerName: a serve that expects another host
-// (--peer gamma) refuses beta's valid certificate, even when the joining
-// bridge calls itself gamma (accepted, that link would be complete).
+// (--peer gamma) refuses beta's valid certificate; and a bridge cannot call
+// itself by another name than its certificate's (join --name gamma with
+// beta's certificate exits 2 at once, naming both).
 func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
 	t.Parallel()
 	A, B := brgNewH(t), brgNewH(t)
@@ -419,7 +425,10 @@ func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
 	serve, addr := brgServe(t, A, "127.0.0.1:0", brgMat(dir, "alpha", "gamma"))
 	m := brgMat(dir, "beta", "alpha")
 	m.Name = "gamma"
-	join := brgJoin(t, B, addr, m)
+	if r := brgRun(t, B, append([]string{"join", addr}, m.args()...)...); r.Code != 2 || !strings.Contains(r.Stderr, `--cert names "beta", not --name "gamma"`) {
+		t.Fatalf("join --name gamma with beta's certificate: %+v, want exit 2 naming both", r)
+	}
+	join := brgJoinRefused(t, B, addr, brgMat(dir, "beta", "alpha"))
 	brgAwaitLog(t, serve, 0, "link refused", `peer certificate names \"beta\", expected \"gamma\"`)
 	brgAwaitLog(t, join, 0, "link refused", "")
 	off := len(serve.Stderr())
@@ -451,7 +460,7 @@ func TestBridgeRevokedRefused(t *testing.T) {
 	p.join.Signal(syscall.SIGTERM)
 	p.serve.Signal(syscall.SIGTERM)
 	serve, addr := brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
-	join := brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
+	join := brgJoinRefused(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
 	brgAwaitLog(t, serve, 0, "link refused", `certificate of \"beta\" is revoked`)
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
 		return r["connected"] == false && r["state"] == wire.StateDisconnected
@@ -475,7 +484,7 @@ func TestBridgeRevokedRefused(t *testing.T) {
 	}
 	_, addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
 	brgJoin(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
-	if m := brgNextMsg(t, p.b1); m["id"] != r.ID || m["text"] != "after revocation" {
+	if m := brgNextMsg(t, p.b1); m["id"] != r.ID+"@alpha" || m["text"] != "after revocation" {
 		t.Fatalf("b1 got %v, want the queued %s", m, r.ID)
 	}
 	brgMarker(t, p.A, "a1", "b1@beta", p.b1)
@@ -522,7 +531,7 @@ func TestBridgeLinkDropRestoreExactlyOnce(t *testing.T) {
 	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
 	for i, text := range texts {
 		m := brgNextMsg(t, p.b1)
-		if m["text"] != text || (ids[i] != "" && m["id"] != ids[i]) {
+		if m["text"] != text || (ids[i] != "" && m["id"] != ids[i]+"@alpha") {
 			t.Fatalf("message %d after restore: %v, want %q (%s)", i, m, text, ids[i])
 		}
 	}
@@ -560,7 +569,7 @@ func TestBridgeLocalBridgeKilledShowsLinkDown(t *testing.T) {
 	}
 	t.Logf("send with the bridge dead answered queued in %s (measured, not asserted)", time.Since(start).Round(time.Millisecond))
 	brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
-	if m := brgNextMsg(t, p.a1); m["id"] != r.ID {
+	if m := brgNextMsg(t, p.a1); m["id"] != r.ID+"@beta" {
 		t.Fatalf("a1 got %v, want %s", m, r.ID)
 	}
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
@@ -599,7 +608,7 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 	next := func() {
 		t.Helper()
 		m := brgNextMsg(t, p.a1)
-		if m["id"] != ids[got] || m["text"] != fmt.Sprintf("stream %d", got) {
+		if m["id"] != ids[got]+"@beta" || m["text"] != fmt.Sprintf("stream %d", got) {
 			t.Fatalf("a1's message %d: %v, want %s (stream %d)", got, m, ids[got], got)
 		}
 		got++
@@ -658,16 +667,28 @@ func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
 	}
 
 	// What the link exposes: a client with beta's valid certificate
-	// reaches alpha's bridge subjects, not the broker API.
+	// receives alpha's presence, and reaches none of the broker API.
 	cfg := brgClientTLS(t, p.certs, "beta", "alpha")
-	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second), nats.NoReconnect())
+	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second),
+		nats.NoReconnect(), nats.CustomInboxPrefix("icb.inbox.beta"))
 	if err != nil {
 		t.Fatalf("control: beta's certificate cannot connect: %v", err)
 	}
 	defer nc.Close()
-	res, err := nc.Request("icb.alpha.presence", nil, 5*time.Second)
-	if err != nil || !strings.Contains(string(res.Data), p.a1ID) {
-		t.Fatalf("control: presence over the link: %v %v", err, res)
+	pres, err := nc.SubscribeSync("icb.pres.alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen bool
+	for deadline := time.Now().Add(brgWait); !seen && time.Now().Before(deadline); {
+		m, err := pres.NextMsg(brgWait)
+		if err != nil {
+			t.Fatalf("control: no presence from alpha over the link: %v", err)
+		}
+		seen = strings.Contains(string(m.Data), p.a1ID)
+	}
+	if !seen {
+		t.Fatalf("control: alpha's presence never listed a1 (%s)", p.a1ID)
 	}
 	for _, subj := range []string{wire.SubjList, wire.SubjSend, wire.SubjBridgeOutbox, wire.SubjBridgeAck} {
 		if _, err := nc.Request(subj, []byte(`{}`), time.Second); err == nil {
@@ -763,8 +784,11 @@ func brgCopyCA(t *testing.T, h *H, dir, host string, extra ...string) string {
 	return out
 }
 
-// brgTLS is the certificate material of one bridge side.
-type brgTLS struct{ Cert, Key, CA, Name, Peer string }
+// brgTLS is the certificate material of one bridge side, and more flags.
+type brgTLS struct {
+	Cert, Key, CA, Name, Peer string
+	Extra                     []string
+}
 
 // brgMat is host's certificate from dir, trusting dir's CA, expecting peer.
 func brgMat(dir, host, peer string) brgTLS {
@@ -773,7 +797,7 @@ func brgMat(dir, host, peer string) brgTLS {
 }
 
 func (m brgTLS) args() []string {
-	return []string{"--cert", m.Cert, "--key", m.Key, "--ca", m.CA, "--name", m.Name, "--peer", m.Peer}
+	return append([]string{"--cert", m.Cert, "--key", m.Key, "--ca", m.CA, "--name", m.Name, "--peer", m.Peer}, m.Extra...)
 }
 
 // brgServe starts `intercom-bridge --json serve` in h and waits for it to be
@@ -784,7 +808,7 @@ func brgServe(t *testing.T, h *H, listen string, m brgTLS) (*Proc, string) {
 	brgRaceCheck(t, p)
 	ev := p.Event(brgWait)
 	addr, _ := ev["addr"].(string)
-	if ev["event"] != "ready" || addr == "" || ev["name"] != m.Name || ev["peer"] != m.Peer {
+	if ev["event"] != "ready" || addr == "" || ev["name"] != m.Name || !strings.Contains(msgStr(ev["peer"]), m.Peer) {
 		t.Fatalf("serve: first event %v", ev)
 	}
 	if _, port, _ := net.SplitHostPort(addr); port == "0" {
@@ -794,13 +818,24 @@ func brgServe(t *testing.T, h *H, listen string, m brgTLS) (*Proc, string) {
 }
 
 // brgJoin starts `intercom-bridge --json join addr` in h and waits for it to
-// be ready (serving its side; the link may or may not be up).
+// be ready: linked and serving its side.
 func brgJoin(t *testing.T, h *H, addr string, m brgTLS) *Proc {
+	t.Helper()
+	p := brgJoinRefused(t, h, addr, m)
+	if ev := p.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
+		t.Fatalf("join: event after connecting %v, want ready", ev)
+	}
+	return p
+}
+
+// brgJoinRefused starts a join that is not expected to link: it waits for
+// its "connecting" event only.
+func brgJoinRefused(t *testing.T, h *H, addr string, m brgTLS) *Proc {
 	t.Helper()
 	p := h.StartBin("intercom-bridge", append([]string{"--json", "join", addr}, m.args()...)...)
 	brgRaceCheck(t, p)
-	if ev := p.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
-		t.Fatalf("join: first event %v", ev)
+	if ev := p.Event(brgWait); ev["event"] != "connecting" || ev["addr"] != addr {
+		t.Fatalf("join: first event %v, want connecting", ev)
 	}
 	return p
 }
@@ -826,6 +861,7 @@ type brgPair struct {
 
 // brgLinked sets up alpha (serving) and beta (joining), a1 attached on
 // alpha and b1 on beta, and waits until each lists the other's session.
+// Both export the topic "tab".
 func brgLinked(t *testing.T) *brgPair {
 	t.Helper()
 	p := &brgPair{A: brgNewH(t), B: brgNewH(t)}
@@ -835,11 +871,18 @@ func brgLinked(t *testing.T) *brgPair {
 	p.a1ID = msgStr(ev["id"])
 	p.b1, ev = p.B.Attach("--name", "b1")
 	p.b1ID = msgStr(ev["id"])
-	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", brgMat(p.certs, "alpha", "beta"))
-	p.join = brgJoin(t, p.B, p.addr, brgMat(p.certs, "beta", "alpha"))
+	p.serve, p.addr = brgServe(t, p.A, "127.0.0.1:0", p.mat("alpha", "beta"))
+	p.join = brgJoin(t, p.B, p.addr, p.mat("beta", "alpha"))
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected on alpha")
 	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected on beta")
 	return p
+}
+
+// mat is host's material in the pair's CA, exporting the topic tab.
+func (p *brgPair) mat(host, peer string) brgTLS {
+	m := brgMat(p.certs, host, peer)
+	m.Extra = []string{"--export", "tab"}
+	return m
 }
 
 // brgRow returns the `list --scope all --all` row named name, or nil.
@@ -1125,5 +1168,71 @@ func TestBridgeAskEndsWhenBridgeDiesSilently(t *testing.T) {
 	}
 	if code == 0 || json.Unmarshal([]byte(out), &res) != nil || res.OK || res.Reason != "peer_disconnected" {
 		t.Fatalf("ask after a silent bridge death: exit %d, stdout %q, stderr %q; want reason peer_disconnected", code, out, ask.Stderr())
+	}
+}
+
+// TestBridgeQuotaToSender: a sender over the remote host's quota is told so
+// (quota_exceeded, exit 1) while it waits; a message queued while the link
+// was down stays queued while the quota is full, and arrives once the
+// recipient has read what filled it: accepted messages are never lost.
+// And `intercom topics` reads a topic state bigger than one NATS message
+// (it is paged).
+func TestBridgeQuotaToSender(t *testing.T) {
+	t.Parallel()
+	A, B := brgNewH(t), brgNewH(t)
+	dir := brgCerts(t, A, "alpha", "beta")
+	readerID := disconnectedSession(t, A, "reader")
+	b1, _ := B.Attach("--name", "b1")
+	sm := brgMat(dir, "alpha", "beta")
+	sm.Extra = []string{"--max-inbox-messages", "2"}
+	_, addr := brgServe(t, A, "127.0.0.1:0", sm)
+	join := brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
+	brgAwaitRow(t, B, "reader@alpha", func(r map[string]any) bool { return r["host"] == "alpha" }, "reader@alpha on beta")
+	for i := range 2 {
+		if r := brgSend(t, B, "b1", "reader@alpha", fmt.Sprintf("fill %d", i)); !r.RemoteStored {
+			t.Fatalf("fill %d: %+v", i, r)
+		}
+	}
+	r := B.Run("-s", "b1", "send", "reader@alpha", "one too many")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "quota_exceeded") || !strings.Contains(r.Stderr, "beta has 2 unread messages") {
+		t.Fatalf("send over the quota: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	// Queued while the link is down, then over the quota: kept, not lost.
+	join.Kill()
+	brgAwaitRow(t, B, "reader@alpha", func(r map[string]any) bool { return r["connected"] == false }, "reader@alpha down on beta")
+	q := brgSend(t, B, "b1", "reader@alpha", "queued over the quota")
+	if !q.Queued {
+		t.Fatalf("send with the link down: %+v", q)
+	}
+	brgJoin(t, B, addr, brgMat(dir, "beta", "alpha"))
+	Eventually(t, brgWait, func() bool { h := bridgeHost(t, B, "alpha"); return h != nil && h.LinkUp && h.Outbox == 1 }, "the queued message kept in beta's outbox")
+	// reader reads (and acks) what filled its inbox: the queued one arrives.
+	reader, _ := A.Attach("--resume", readerID)
+	for i := range 2 {
+		brgExpect(t, reader, fmt.Sprintf("fill %d", i))
+	}
+	if m := brgNextMsg(t, reader); m["id"] != q.ID+"@beta" {
+		t.Fatalf("reader's next message %v, want the queued %s", m, q.ID)
+	}
+	brgMarker(t, B, "b1", "reader@alpha", reader)
+	brgMarker(t, A, "reader", "b1@beta", b1) // and no undeliverable notice came before it
+
+	// A topic state bigger than one NATS message (8 MiB) reads whole, in pages.
+	c := brgClient(t, A)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 9 {
+		w, err := c.Attach(ctx, intercom.AttachOptions{Name: fmt.Sprintf("writer%d", i), NoDeliver: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Publish(ctx, wire.PublishRequest{From: w.ID(), Topic: "big", Message: strings.Repeat("w", wire.MaxMessageBytes)}); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	out := A.OK("--json", "topics", "big")
+	var tr wire.TopicsReply
+	if err := json.Unmarshal([]byte(out), &tr); err != nil || len(tr.Topics) != 1 || len(tr.Topics[0].Records) != 9 {
+		t.Fatalf("topics big: %d bytes, %v, %d topics", len(out), err, len(tr.Topics))
 	}
 }

@@ -232,8 +232,15 @@ func TestFaultHealHomeDeleted(t *testing.T) {
 	hs.mu.Unlock()
 
 	for _, p := range []*Proc{att, hold, bridge} {
-		if code := healExit(t, p, "holder"); code != 1 || !strings.Contains(p.Stderr(), "was deleted while in use; not starting a broker there") {
-			t.Errorf("%v: exit %d, want 1 saying the home is gone; stderr:\n%s", p.Cmd.Args, code, tail(p.Stderr(), 5))
+		code := healExit(t, p, "holder")
+		said := p.Stderr()
+		if p == bridge { // --json: the error object is its last stdout line
+			for l, ok := p.Line(time.Second); ok; l, ok = p.Line(time.Second) {
+				said += l + "\n"
+			}
+		}
+		if code != 1 || !strings.Contains(said, "was deleted while in use; not starting a broker there") {
+			t.Errorf("%v: exit %d, want 1 saying the home is gone; it said:\n%s", p.Cmd.Args, code, tail(said, 5))
 		}
 	}
 	r := h.RunIn(h.Cwd, `{"session_id":"heal-hook","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/tmp"}`, "hook", "claude", "PostToolUse")
@@ -286,7 +293,8 @@ func TestFaultHealStoreUnwritableThenWritable(t *testing.T) {
 			t.Logf("broker %d stderr:\n%s", bp.Cmd.Process.Pid, tail(bp.Stderr(), 30))
 		}
 	})
-	hs := startHealSender(t, healConnect(t, h, "sender", broker), id)
+	sc := healConnect(t, h, "sender", broker)
+	hs := startHealSender(t, sc, id)
 	Eventually(t, msgWait, func() bool { return hs.count() >= 20 }, "20 sends accepted")
 	db := h.Layout.DBDir()
 	if err := os.Chmod(db, 0o500); err != nil {
@@ -300,10 +308,13 @@ func TestFaultHealStoreUnwritableThenWritable(t *testing.T) {
 		t.Fatal("sender stopped without an error")
 	}
 	t.Logf("sender stopped with: %v", err)
+	// No more reconnects (each would start a broker): one started meanwhile
+	// finds the store unwritable and exits; only then is it writable again.
+	sc.Close()
+	Eventually(t, msgWait, func() bool { return len(h.BrokerPids()) == 0 }, "no broker while the store was unwritable")
 	if err := os.Chmod(db, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, msgWait, func() bool { return len(h.BrokerPids()) == 0 }, "no broker while the store was unwritable")
 	healCollect(t, h, id, hs)
 }
 

@@ -238,3 +238,52 @@ intercom --json contact-supervisor --reason need_decision -m "Which API?" > answ
 		checkJSON(t, "intercom-message", l) // e.g. a run's completion notice
 	}
 }
+
+// TestJSONVersionMatchesSchema: `version --json` of all four binaries
+// matches docs/schemas/version.json.
+func TestJSONVersionMatchesSchema(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	for _, bin := range []string{"intercom", "agent-runs", "intercom-bridge", "intercom-broker"} {
+		out, err := h.cmd(t.Context(), bin, "version", "--json").Output()
+		if err != nil {
+			t.Fatalf("%s version --json: %v", bin, err)
+		}
+		checkJSON(t, "version", string(out))
+	}
+}
+
+// TestJSONBridgeOutputsMatchSchemas: what intercom-bridge --json prints
+// (certificates, the nats-server configuration, serve's events, status and
+// purge) matches docs/schemas.
+func TestJSONBridgeOutputsMatchSchemas(t *testing.T) {
+	t.Parallel()
+	h := brgNewH(t)
+	h.OK("list") // a broker for status and purge
+	dir := filepath.Join(t.TempDir(), "ca")
+	bridgeJSON := func(schema string, args ...string) {
+		t.Helper()
+		r := brgRun(t, h, append([]string{"--json"}, args...)...)
+		if r.Code != 0 {
+			t.Fatalf("intercom-bridge --json %v: exit %d, stderr %s", args, r.Code, r.Stderr)
+		}
+		checkJSON(t, schema, r.Stdout)
+	}
+	bridgeJSON("intercom-bridge-certs-init", "certs", "init", "--dir", dir)
+	for _, host := range []string{"alpha", "beta", "nats"} {
+		bridgeJSON("intercom-bridge-certs-issue", "certs", "issue", "--dir", dir, "--name", host)
+	}
+	bridgeJSON("intercom-bridge-certs-revoke", "certs", "revoke", "--dir", dir, "--name", "beta")
+	bridgeJSON("intercom-bridge-certs-crl", "certs", "crl", "--dir", dir)
+	bridgeJSON("intercom-bridge-nats-config", "nats-config", "--cert", filepath.Join(dir, "nats.crt"), "--key", filepath.Join(dir, "nats.key"),
+		"--ca", filepath.Join(dir, "ca.crt"), "--dir", dir)
+	bridgeJSON("intercom-bridge-status", "status")
+	p := h.StartBin("intercom-bridge", append([]string{"--json", "serve", "--listen", "127.0.0.1:0"}, brgMat(dir, "alpha", "gamma").args()...)...)
+	checkJSON(t, "intercom-bridge-event", nextLine(t, p, "serve's ready event"))
+	Eventually(t, brgWait, func() bool {
+		r := brgRun(t, h, "--json", "status")
+		return r.Code == 0 && strings.Contains(r.Stdout, `"name":"alpha"`)
+	}, "the bridge in status")
+	bridgeJSON("intercom-bridge-status", "status")
+	bridgeJSON("intercom-bridge-purge", "purge", "gamma")
+}

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	badger "github.com/dgraph-io/badger/v4"
-
 	"github.com/intercom-dev/intercom/internal/store"
 )
 
@@ -25,26 +23,16 @@ func upgStopBroker(t *testing.T, h *H) {
 }
 
 // upgMarker sets (val != "") or removes the store's format marker with the
-// broker stopped, and returns what it was. It opens Badger itself, as
-// another intercom version would, so it works whatever the marker says.
+// broker stopped, and returns what it was. It opens the store as
+// another intercom version would (store.RewriteFormatMarker), so it works
+// whatever the marker says.
 func upgMarker(t *testing.T, h *H, val string) string {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(h.Layout.DBDir()).WithLogger(nil))
+	old, err := store.RewriteFormatMarker(h.Layout.DBDir(), val)
 	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	defer db.Close()
-	var old []byte
-	if err := db.Update(func(txn *badger.Txn) error {
-		old, _ = store.Get(txn, store.FormatKey)
-		if val == "" {
-			return txn.Delete([]byte(store.FormatKey))
-		}
-		return txn.Set([]byte(store.FormatKey), []byte(val))
-	}); err != nil {
 		t.Fatal(err)
 	}
-	return string(old)
+	return old
 }
 
 func TestUpgradeOlderStoreIsRead(t *testing.T) {

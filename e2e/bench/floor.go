@@ -260,7 +260,7 @@ func benchFloor(ctx context.Context, h *harness, cfg config, r *Results) error {
 	val := []byte(strings.Repeat("v", len(payload)))
 	ws := make([]time.Duration, 0, cfg.FsyncN)
 	for i := 0; i < cfg.FsyncN+cfg.FsyncN/10; i++ {
-		key := []byte(fmt.Sprintf("bench/%020d", i))
+		key := fmt.Sprintf("bench/%020d", i)
 		t0 := time.Now()
 		if err := st.Update(func(txn *store.Txn) error { return txn.Set(key, val) }); err != nil {
 			return err

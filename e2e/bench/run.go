@@ -22,25 +22,28 @@ type config struct {
 	Out        string `json:"-"`
 	ProfileDir string `json:"-"`
 
-	TextBytes      int            `json:"text_bytes"`        // message text size
-	FloorN         int            `json:"floor_n"`           // serial echo and request/reply round trips
-	FsyncN         int            `json:"fsync_n"`           // serial fsync'd Badger writes
-	LatencyN       int            `json:"latency_n"`         // serial sends A→B
-	PipelineN      int            `json:"pipeline_n"`        // messages of the single pipelined sender
-	PipelineDepth  int            `json:"pipeline_depth"`    // its sends in flight
-	FaninSenders   int            `json:"fanin_senders"`     // concurrent senders
-	FaninPer       int            `json:"fanin_per_sender"`  // messages per sender, pipelined
-	FaninDepth     int            `json:"fanin_depth"`       // sends in flight per sender
-	SerialFaninPer int            `json:"serial_fanin_per"`  // messages per sender, one at a time
-	AskN           int            `json:"ask_n"`             // serial asks
-	Presence       []presenceCase `json:"presence"`          // session counts
-	ColdN          int            `json:"cold_n"`            // cold starts per variant
-	IdleSessions   int            `json:"idle_sessions"`     // attached during the idle measurement
-	IdleFor        time.Duration  `json:"idle_for_ns"`       // idle measurement window
-	Only           []string       `json:"only,omitempty"`    // run only these scenarios
-	Keep           bool           `json:"-"`                 // keep the temporary directory
-	StepTimeout    time.Duration  `json:"step_timeout_ns"`   // bound on any one wait
-	ScenarioLimit  time.Duration  `json:"scenario_limit_ns"` // bound on one scenario
+	TextBytes      int            `json:"text_bytes"`         // message text size
+	FloorN         int            `json:"floor_n"`            // serial echo and request/reply round trips
+	FsyncN         int            `json:"fsync_n"`            // serial fsync'd Badger writes
+	LatencyN       int            `json:"latency_n"`          // serial sends A→B
+	PipelineN      int            `json:"pipeline_n"`         // messages of the single pipelined sender
+	PipelineDepth  int            `json:"pipeline_depth"`     // its sends in flight
+	FaninSenders   int            `json:"fanin_senders"`      // concurrent senders
+	FaninPer       int            `json:"fanin_per_sender"`   // messages per sender, pipelined
+	FaninDepth     int            `json:"fanin_depth"`        // sends in flight per sender
+	SerialFaninPer int            `json:"serial_fanin_per"`   // messages per sender, one at a time
+	AskN           int            `json:"ask_n"`              // serial asks
+	Presence       []presenceCase `json:"presence"`           // session counts
+	ColdN          int            `json:"cold_n"`             // cold starts per variant
+	IdleSessions   int            `json:"idle_sessions"`      // attached during the idle measurement
+	IdleFor        time.Duration  `json:"idle_for_ns"`        // idle measurement window
+	BridgeLatencyN int            `json:"bridge_latency_n"`   // serial sends across the hub
+	BridgeFaninPer int            `json:"bridge_fanin_per"`   // messages per sending host, 4 hosts → 1
+	BridgeDepth    int            `json:"bridge_fanin_depth"` // their sends in flight per host
+	Only           []string       `json:"only,omitempty"`     // run only these scenarios
+	Keep           bool           `json:"-"`                  // keep the temporary directory
+	StepTimeout    time.Duration  `json:"step_timeout_ns"`    // bound on any one wait
+	ScenarioLimit  time.Duration  `json:"scenario_limit_ns"`  // bound on one scenario
 }
 
 type presenceCase struct {
@@ -63,6 +66,7 @@ func fullConfig() config {
 			{Sessions: 300, Lists: 20, LongNames: true},
 		},
 		ColdN: 10, IdleSessions: 100, IdleFor: 10 * time.Second,
+		BridgeLatencyN: 1000, BridgeFaninPer: 1000, BridgeDepth: 16,
 		StepTimeout: 60 * time.Second, ScenarioLimit: 10 * time.Minute,
 	}
 }
@@ -78,6 +82,7 @@ func quickConfig() config {
 	c.Presence = []presenceCase{{Sessions: 1000, Lists: 100}}
 	c.ColdN = 5
 	c.IdleFor = 3 * time.Second
+	c.BridgeLatencyN, c.BridgeFaninPer = 200, 200
 	c.ScenarioLimit = 2 * time.Minute
 	return c
 }
@@ -95,6 +100,7 @@ func testConfig() config {
 	c.Presence = []presenceCase{{Sessions: 100, Lists: 20}}
 	c.ColdN = 1
 	c.IdleFor = 500 * time.Millisecond
+	c.BridgeLatencyN, c.BridgeFaninPer, c.BridgeDepth = 10, 10, 4
 	return c
 }
 
@@ -241,6 +247,8 @@ var scenarios = []scenario{
 	{"presence", benchPresence},
 	{"coldstart", benchColdStart},
 	{"idle", benchIdle},
+	{"bridge", benchBridgeLatency},
+	{"bridge-fanin", benchBridgeFanin},
 }
 
 // run executes every scenario, prints the Markdown report to stdout and

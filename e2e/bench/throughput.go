@@ -84,37 +84,19 @@ func flood(ctx context.Context, h *harness, cfg config, name string, senders, pe
 	defer cancel()
 	rcv.start(rctx)
 	sent := newSentIDs(total)
-	var wg sync.WaitGroup
-	var firstErr firstError
 	cpu0, err := b.CPU()
 	if err != nil {
 		return 0, 0, err
 	}
 	start := time.Now()
-	for k, s := range ss {
-		var next atomic.Int64
-		for range depth {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					j := int(next.Add(1) - 1)
-					if j >= per || ctx.Err() != nil {
-						return
-					}
-					idx := k*per + j
-					rep, err := s.c.Send(ctx, wire.SendRequest{From: s.id, To: "sink", Text: text(idx, cfg.TextBytes)})
-					if err != nil {
-						firstErr.set(fmt.Errorf("send %d: %w", idx, err))
-						return
-					}
-					sent.add(rep, idx)
-				}
-			}()
+	err = pipelined(ctx, senders, per, depth, func(k, idx int) error {
+		rep, err := ss[k].c.Send(ctx, wire.SendRequest{From: ss[k].id, To: "sink", Text: text(idx, cfg.TextBytes)})
+		if err == nil {
+			sent.add(rep, idx)
 		}
-	}
-	wg.Wait()
-	if err := firstErr.get(); err != nil {
+		return err
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	if err := rcv.waitAcked(ctx, cfg.StepTimeout); err != nil {
@@ -129,6 +111,35 @@ func flood(ctx context.Context, h *harness, cfg config, name string, senders, pe
 		return 0, 0, err
 	}
 	return float64(total) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(total), nil
+}
+
+// pipelined runs send for per messages of each of senders senders, depth
+// at a time per sender (message idx = k*per + j), and returns the first
+// error.
+func pipelined(ctx context.Context, senders, per, depth int, send func(k, idx int) error) error {
+	var wg sync.WaitGroup
+	var firstErr firstError
+	for k := range senders {
+		var next atomic.Int64
+		for range depth {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					j := int(next.Add(1) - 1)
+					if j >= per || ctx.Err() != nil {
+						return
+					}
+					if err := send(k, k*per+j); err != nil {
+						firstErr.set(fmt.Errorf("send %d: %w", k*per+j, err))
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return firstErr.get()
 }
 
 // firstError keeps the first of concurrent errors.

@@ -1,186 +1,212 @@
-// Package bridge links the local broker to a broker on another machine. The
-// link is a NATS connection over mutual TLS 1.3: the serving side runs an
-// embedded NATS server listening on the network (the broker itself never
-// does), the joining side connects to it, and each side serves requests
-// for its own host on icb.<host>.* by calling its local broker as an
-// ordinary client. Messages to remote targets wait in the local broker's
-// durable outbox until the remote broker has stored them.
+// Package bridge links the local broker to the brokers of other machines
+// through NATS: either an embedded hub (Serve: a NATS server listening on
+// the network, the broker itself never does) that any number of hosts join,
+// or the team's own NATS server or cluster (Join with a nats:// or tls://
+// URL). Every host, the hub's included, is a NATS client with mutual TLS
+// 1.3, mapped to the user of its certificate's name with permissions for
+// its own subjects only (Permissions). Each host serves requests for itself
+// on icb.req.<host>.<from>.* by calling its local broker as an ordinary
+// client, broadcasts its sessions on icb.pres.<host>, and forwards its
+// broker's outbox to each host. Everything that arrives is remote input:
+// the host comes from the subject (which NATS permissions vouch for), rates
+// are limited here, and the broker validates and bounds the rest.
 package bridge
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/intercom-dev/intercom/internal/certs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Options configure one side of a link.
+// Options configure one bridge.
 type Options struct {
-	Name   string // this host's name (its certificate name)
-	Peer   string // the other host's name
-	TLS    *tls.Config
-	Listen string // serve: address to listen on
-	Addr   string // join: address to connect to
-	Local  intercom.Options
-	Log    *slog.Logger
-	// Ready, if set, is called once the bridge serves (serve: listening).
-	Ready func(addr string)
+	Name  string      // this host's name (its certificate's name)
+	Peers certs.Peers // the hosts it links with
+	Link  *certs.Link // certificate, CA and live revocation list
+	// Serve: the address to listen on.
+	Listen string
+	// Join: "host:port" of an intercom-bridge serve (TLS first), or nats://
+	// or tls:// URLs of a NATS server or cluster, comma-separated; and the
+	// name in that server's certificate.
+	Addr       string
+	ServerName string
+	Exports    []Export          // topics other hosts may use
+	Limits     wire.BridgeLimits // quotas of each remote host here
+	Local      intercom.Options
+	Log        *slog.Logger
+	Events     func(Event)     // ready, connecting, refused, down (for the command's output)
+	Reload     <-chan struct{} // re-read the revocation list now (SIGHUP)
+}
+
+// Export makes topics starting with Prefix usable by Host ("": every host).
+type Export struct {
+	Host   string
+	Prefix string
+}
+
+// exportsFor lists the prefixes exported to host.
+func (o *Options) exportsFor(host string) []string {
+	var out []string
+	for _, e := range o.Exports {
+		if e.Host == "" || e.Host == host {
+			out = append(out, e.Prefix)
+		}
+	}
+	return out
+}
+
+// allowed reports whether the bridge exchanges with host.
+func (o *Options) allowed(host string) bool {
+	return host != o.Name && wire.ValidHost(host) && o.Peers.Allows(host)
+}
+
+// Event is something the command reports on stdout.
+type Event struct {
+	Kind  string // ready, connecting, refused, down
+	Addr  string
+	Error string
 }
 
 // Timings.
 const (
 	presenceEvery = time.Second
+	fullEvery     = 5 * time.Second // a full presence at least this often (a heartbeat otherwise)
+	hostSilent    = 3500 * time.Millisecond
 	linkTimeout   = 3 * time.Second
 	drainEvery    = 2 * time.Second
+	crlEvery      = 2 * time.Second
 )
 
-func subj(host, what string) string { return "icb." + host + "." + what }
+// linkState is the bridge's own link: up or not, its last error.
+type linkState struct {
+	opts  *Options
+	mode  string
+	addr  string
+	since time.Time
 
-// Serve listens on opts.Listen and runs the link for whoever joins.
-func Serve(ctx context.Context, opts Options) error {
-	host, portStr, err := net.SplitHostPort(opts.Listen)
-	if err != nil {
-		return fmt.Errorf("--listen %q: %w", opts.Listen, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return fmt.Errorf("--listen %q: bad port", opts.Listen)
-	}
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
-	sopts := &server.Options{
-		ServerName: "intercom-bridge-" + opts.Name, Host: host, Port: port,
-		// TLS first: the port says nothing in plaintext (no NATS INFO) before
-		// the handshake, and a peer without a certificate learns nothing.
-		TLS: true, TLSVerify: true, TLSConfig: opts.TLS, TLSTimeout: 2, TLSHandshakeFirst: true,
-		NoSigs: true, NoSystemAccount: true, MaxPayload: 8 << 20,
-	}
-	srv, err := server.NewServer(sopts)
-	if err != nil {
-		return fmt.Errorf("bridge server: %w", err)
-	}
-	srv.SetLoggerV2(tlsLogger{opts.Log.With("component", "link")}, false, false, false)
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		return fmt.Errorf("bridge server: cannot listen on %s", opts.Listen)
-	}
-	defer srv.Shutdown()
-	link, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("bridge-"+opts.Name))
-	if err != nil {
-		return fmt.Errorf("bridge server: %w", err)
-	}
-	defer link.Close()
-	addr := srv.Addr().String()
-	opts.Log.Info("bridge serving", "listen", addr, "name", opts.Name, "peer", opts.Peer)
-	return run(ctx, opts, link, addr)
+	mu        sync.Mutex
+	connected bool
+	serving   bool // subscribed, on the link and to the local broker
+	ready     bool // the ready event was sent
+	lastErr   string
+	errAt     time.Time
+	lastEvent string
+	eventAt   time.Time
 }
 
-// Join connects to a serving bridge at opts.Addr, reconnecting forever.
-func Join(ctx context.Context, opts Options) error {
-	link, err := nats.Connect("tls://"+opts.Addr,
-		nats.Secure(opts.TLS), nats.TLSHandshakeFirst(), nats.Name("bridge-"+opts.Name),
-		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond), nats.RetryOnFailedConnect(true),
-		nats.PingInterval(2*time.Second), nats.MaxPingsOutstanding(2),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				opts.Log.Warn("link down", "peer", opts.Peer, "err", err)
-			}
-		}),
-		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
-			opts.Log.Warn("link refused", "peer", opts.Peer, "addr", opts.Addr, "err", err)
-		}),
-		nats.ReconnectHandler(func(*nats.Conn) { opts.Log.Info("link up", "peer", opts.Peer) }),
-		nats.ConnectHandler(func(*nats.Conn) { opts.Log.Info("link up", "peer", opts.Peer) }),
-	)
-	if err != nil {
-		return fmt.Errorf("join %s: %w", opts.Addr, err)
+func newLinkState(mode, addr string, opts Options) *linkState {
+	return &linkState{opts: &opts, mode: mode, addr: addr, since: time.Now().UTC()}
+}
+
+func (l *linkState) emit(kind string, err error) {
+	if l.opts.Events == nil {
+		return
 	}
-	defer link.Close()
-	return run(ctx, opts, link, opts.Addr)
+	ev := Event{Kind: kind, Addr: l.addr}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	l.opts.Events(ev)
 }
 
-// tlsLogger routes the link server's logs (TLS refusals among them) to slog.
-type tlsLogger struct{ l *slog.Logger }
-
-func (t tlsLogger) f(format string, v []any) string {
-	return strings.TrimSpace(fmt.Sprintf(format, v...))
-}
-func (t tlsLogger) Noticef(format string, v ...any) { t.l.Debug(t.f(format, v)) }
-func (t tlsLogger) Warnf(format string, v ...any)   { t.l.Warn(t.f(format, v)) }
-func (t tlsLogger) Fatalf(format string, v ...any)  { t.l.Error(t.f(format, v)) }
-func (t tlsLogger) Errorf(format string, v ...any)  { t.l.Warn("link refused: " + t.f(format, v)) }
-func (t tlsLogger) Debugf(format string, v ...any)  {}
-func (t tlsLogger) Tracef(format string, v ...any)  {}
-
-// side is one running bridge.
-type side struct {
-	opts  Options
-	link  *nats.Conn
-	local *intercom.Client
-	log   *slog.Logger
-	drain chan struct{}
-	mu    sync.Mutex
-	up    bool
+// setServing records that the bridge serves (ready once the link is up).
+func (l *linkState) setServing() {
+	l.mu.Lock()
+	l.serving = true
+	first := l.connected && !l.ready
+	l.ready = l.ready || first
+	l.mu.Unlock()
+	if first {
+		l.emit("ready", nil)
+	}
 }
 
-func run(ctx context.Context, opts Options, link *nats.Conn, addr string) error {
+// setConnected records the link going up or down.
+func (l *linkState) setConnected(up bool, err error) {
+	l.mu.Lock()
+	was, first := l.connected, !l.ready && up && l.serving
+	l.connected = up
+	l.ready = l.ready || first
+	if err != nil {
+		l.lastErr, l.errAt = err.Error(), time.Now().UTC()
+	}
+	l.mu.Unlock()
+	switch {
+	case first:
+		l.emit("ready", nil)
+	case up && !was:
+		l.opts.Log.Info("link up", "addr", l.addr)
+	case !up && was:
+		l.opts.Log.Warn("link down", "addr", l.addr, "err", err)
+		l.emit("down", err)
+	}
+}
+
+// refused records a failed connection attempt; the event is repeated only
+// when the reason changes, or every 30 s.
+func (l *linkState) refused(err error) {
+	l.mu.Lock()
+	l.lastErr, l.errAt = err.Error(), time.Now().UTC()
+	again := err.Error() != l.lastEvent || time.Since(l.eventAt) > 30*time.Second
+	if again {
+		l.lastEvent, l.eventAt = err.Error(), time.Now()
+	}
+	l.mu.Unlock()
+	l.opts.Log.Warn("link refused", "addr", l.addr, "err", err)
+	if again {
+		l.emit("refused", err)
+	}
+}
+
+// report is the bridge's state for the local broker (intercom-bridge status).
+func (l *linkState) report() wire.BridgeState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return wire.BridgeState{Name: l.opts.Name, Mode: l.mode, Addr: l.addr, Peers: l.opts.Peers.String(),
+		Connected: l.connected, LastError: l.lastErr, ErrorAt: l.errAt, Since: l.since,
+		CRL: crlSummary(l.opts.Link.Revocation.Status())}
+}
+
+func crlSummary(st certs.RevocationStatus) string {
+	switch {
+	case !st.Loaded:
+		return "none loaded (" + st.Path + " missing): revoked certificates are not refused"
+	case st.Stale:
+		return fmt.Sprintf("%s is past its NextUpdate (%s): every peer is refused", st.Path, st.NextUpdate.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s: %d revoked, next update %s", st.Path, st.Revoked, st.NextUpdate.UTC().Format(time.RFC3339))
+}
+
+// run serves one bridge over link until ctx ends. recheck closes links
+// that the revocation list refuses now.
+func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, recheck func()) error {
 	c, err := intercom.Connect(ctx, opts.Local)
 	if err != nil {
 		return fmt.Errorf("connect local broker: %w", err)
 	}
 	defer c.Close()
-	s := &side{opts: opts, link: link, local: c, log: opts.Log, drain: make(chan struct{}, 1)}
-	// Requests from the peer, for this host.
-	for what, fn := range map[string]nats.MsgHandler{
-		"deliver": s.onDeliver, "presence": s.onPresence, "topic": s.onTopic,
-	} {
-		sub, err := link.Subscribe(subj(opts.Name, what), fn)
-		if err != nil {
-			return fmt.Errorf("link subscribe: %w", err)
-		}
-		_ = sub.SetPendingLimits(-1, -1)
-	}
-	// Work from the local broker, for the peer.
-	if _, err := c.Conn().Subscribe(wire.BridgeOut(opts.Peer), func(*nats.Msg) { s.kick() }); err != nil {
-		return fmt.Errorf("local subscribe: %w", err)
-	}
-	if _, err := c.Conn().Subscribe(wire.SubjectPrefix+"bridge.rpc."+opts.Peer, s.onTopicRPC); err != nil {
-		return fmt.Errorf("local subscribe: %w", err)
-	}
-	if err := c.Conn().Flush(); err != nil {
+	s := newSide(ctx, opts, link, c, st)
+	if err := s.subscribe(); err != nil {
 		return err
 	}
-	if opts.Ready != nil {
-		opts.Ready(addr)
-	}
-	go s.drainLoop(ctx)
+	st.setServing()
+	s.knowPeers(ctx)
+	go s.watchCRL(ctx, recheck)
 	t := time.NewTicker(presenceEvery)
 	defer t.Stop()
 	for {
-		s.syncPresence(ctx)
+		s.tick(ctx)
 		select {
 		case <-ctx.Done():
-			// Only to a broker that is there: a stopping bridge must not
-			// start one (its home may be on its way out).
-			if c.Conn().IsConnected() {
-				pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				_, _ = intercom.Call[wire.Empty](pctx, c, wire.SubjBridgePresence, wire.BridgePresence{Host: opts.Peer, LinkUp: false})
-				cancel()
-			}
+			s.goodbye()
 			return nil
 		case <-c.Done():
 			return fmt.Errorf("local broker: %w", c.Err())
@@ -189,158 +215,33 @@ func run(ctx context.Context, opts Options, link *nats.Conn, addr string) error 
 	}
 }
 
-func (s *side) kick() {
-	select {
-	case s.drain <- struct{}{}:
-	default:
-	}
-}
-
-// relay passes a raw request to the local broker and its raw reply back.
-func (s *side) relay(m *nats.Msg, subject string, req any) {
-	data, _ := json.Marshal(req)
-	ctx, cancel := context.WithTimeout(context.Background(), linkTimeout)
-	defer cancel()
-	res, err := s.local.Conn().RequestWithContext(ctx, subject, data)
-	if err != nil {
-		out, _ := json.Marshal(wire.Reply[wire.Empty]{Error: wire.Errorf(wire.CodeInternal, "remote broker: %v", err)})
-		_ = m.Respond(out)
-		return
-	}
-	_ = m.Respond(res.Data)
-}
-
-func (s *side) onDeliver(m *nats.Msg) {
-	var req wire.BridgeDeliver
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		return
-	}
-	req.Host = s.opts.Peer // the link authenticates the peer; never trust a claimed host
-	s.relay(m, wire.SubjBridgeDeliver, req)
-}
-
-func (s *side) onTopic(m *nats.Msg) {
-	var req wire.BridgeTopic
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		return
-	}
-	req.Host = s.opts.Peer
-	s.relay(m, wire.SubjBridgeTopic, req)
-}
-
-func (s *side) onPresence(m *nats.Msg) {
-	ctx, cancel := context.WithTimeout(context.Background(), linkTimeout)
-	defer cancel()
-	rows, err := s.local.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
-	if err != nil {
-		return
-	}
-	local := []wire.Session{}
-	for _, r := range rows {
-		if r.Host == "" && !r.Ephemeral {
-			local = append(local, r)
-		}
-	}
-	data, _ := json.Marshal(local)
-	_ = m.Respond(data)
-}
-
-// onTopicRPC forwards a topic operation from the local broker to the peer.
-func (s *side) onTopicRPC(m *nats.Msg) {
-	var req wire.BridgeTopic
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		return
-	}
-	res, err := s.link.Request(subj(s.opts.Peer, "topic"), m.Data, linkTimeout)
-	if err != nil {
-		out, _ := json.Marshal(wire.Reply[wire.Empty]{Error: wire.Errorf(wire.CodePeerOffline, "link to %s is down: %v", s.opts.Peer, err)})
-		_ = m.Respond(out)
-		return
-	}
-	_ = m.Respond(res.Data)
-}
-
-// syncPresence fetches the peer's sessions and reports them (or the link
-// being down) to the local broker.
-func (s *side) syncPresence(ctx context.Context) {
-	var sessions []wire.Session
-	up := false
-	if res, err := s.link.Request(subj(s.opts.Peer, "presence"), nil, linkTimeout); err == nil {
-		if json.Unmarshal(res.Data, &sessions) == nil {
-			up = true
-		}
-	}
-	pctx, cancel := context.WithTimeout(ctx, linkTimeout)
-	defer cancel()
-	if _, err := intercom.Call[wire.Empty](pctx, s.local, wire.SubjBridgePresence, wire.BridgePresence{Host: s.opts.Peer, LinkUp: up, Sessions: sessions}); err != nil {
-		s.log.Warn("report presence", "err", err)
-	}
-	s.mu.Lock()
-	was := s.up
-	s.up = up
-	s.mu.Unlock()
-	if up && !was {
-		s.log.Info("link established", "peer", s.opts.Peer)
-		s.kick()
-	} else if !up && was {
-		s.log.Warn("link lost", "peer", s.opts.Peer)
-	}
-}
-
-// drainLoop forwards the outbox, oldest first, whenever kicked and every
-// drainEvery.
-func (s *side) drainLoop(ctx context.Context) {
-	t := time.NewTicker(drainEvery)
+// watchCRL reloads the revocation list when its file changes (polled) or
+// on Reload, and rechecks the live links each time.
+func (s *side) watchCRL(ctx context.Context, recheck func()) {
+	rev := s.opts.Link.Revocation
+	t := time.NewTicker(crlEvery)
 	defer t.Stop()
+	lastErr := ""
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.drain:
 		case <-t.C:
+		case <-s.opts.Reload:
+			s.log.Info("reloading the revocation list (SIGHUP)")
 		}
-		for s.drainOnce(ctx) {
+		changed, err := rev.Reload()
+		switch {
+		case err != nil && err.Error() != lastErr && (rev.Status().Loaded || s.opts.Link.CRLRequired):
+			s.log.Error("revocation list unreadable; the last one read stays in force", "err", err)
+		case changed:
+			st := rev.Status()
+			s.log.Info("revocation list loaded", "path", st.Path, "revoked", st.Revoked, "number", st.Number, "next_update", st.NextUpdate)
 		}
-	}
-}
-
-// drainOnce forwards one batch; it reports whether more may be waiting.
-func (s *side) drainOnce(ctx context.Context) bool {
-	cctx, cancel := context.WithTimeout(ctx, linkTimeout)
-	box, err := intercom.Call[wire.InboxReply](cctx, s.local, wire.SubjBridgeOutbox, wire.BridgeOutboxRequest{Host: s.opts.Peer, Limit: 100})
-	cancel()
-	if err != nil || len(box.Messages) == 0 {
-		return false
-	}
-	for _, msg := range box.Messages {
-		fwd := msg
-		fwd.To = strings.TrimSuffix(msg.To, "@"+s.opts.Peer)
-		data, _ := json.Marshal(wire.BridgeDeliver{Host: s.opts.Name, Message: fwd})
-		res, err := s.link.Request(subj(s.opts.Peer, "deliver"), data, linkTimeout)
+		lastErr = ""
 		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				s.log.Debug("forward deferred", "id", msg.ID, "err", err)
-			}
-			return false // link down: the outbox keeps it
+			lastErr = err.Error()
 		}
-		var out wire.Reply[wire.SendReply]
-		if err := json.Unmarshal(res.Data, &out); err != nil {
-			return false
-		}
-		ack := wire.BridgeAck{Host: s.opts.Peer, ID: msg.ID, Result: out.Result}
-		if out.Error != nil {
-			if out.Error.Code == wire.CodeInternal || out.Error.Code == wire.CodeNoSpace {
-				return false // remote trouble: retry later
-			}
-			ack.Error, ack.Result = out.Error, nil
-			s.log.Warn("remote refused message", "id", msg.ID, "to", msg.To, "err", out.Error.Message)
-		}
-		actx, cancel := context.WithTimeout(ctx, linkTimeout)
-		_, err = intercom.Call[wire.Empty](actx, s.local, wire.SubjBridgeAck, ack)
-		cancel()
-		if err != nil {
-			return false
-		}
+		recheck()
 	}
-	return len(box.Messages) == 100
 }

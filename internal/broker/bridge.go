@@ -1,64 +1,123 @@
 package broker
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Bridged hosts. An intercom-bridge process reports a remote host's
+// Bridged hosts. An intercom-bridge process reports each remote host's
 // sessions; messages to "name@host" are stored durably in the local outbox
 // (outbox/<host>/<seq>) and forwarded by the bridge, which settles each one
 // with bridge.ack once the remote broker has stored it. Remote senders and
-// sessions are known here by pseudo ids "<id>@<host>".
+// sessions are known here by pseudo ids "<id>@<host>", and their messages by
+// "<id>@<host>" too, so that no remote id can ever name a local message or
+// ask.
+//
+// Everything a bridged host sends is remote input: the handlers in
+// bridge_deliver.go, bridge_topics.go and here check it with the validators
+// that check local input, and the ledger's quotas bound what it may store.
 
 // remoteWaitFor is how long a send to a remote target waits for the remote
 // broker's acceptance before it is reported as queued.
 const remoteWaitFor = 5 * time.Second
 
-// remoteStaleAfter: a bridge reports its host every second (every few
-// seconds while the link hangs). A host not reported for this long is
-// treated as down, as when the bridge process died without a word.
+// remoteStaleAfter: a bridge reports its hosts every second. A host not
+// reported for this long is treated as down, as when the bridge process died
+// without a word.
 const remoteStaleAfter = 10 * time.Second
+
+// bridgeReportFresh: a bridge whose last state report is older is shown as
+// not running by `intercom-bridge status`.
+const bridgeReportFresh = 5 * time.Second
 
 type remoteHost struct {
 	host     string
 	linkUp   bool
-	sessions []wire.Session // as the remote broker reports them
+	sessions []wire.Session // as the remote broker reports them, validated
 	updated  time.Time
-	stale    *time.Timer // fires when no report has come for remoteStaleAfter
+	stale    *taskTimer // fires when no report has come for remoteStaleAfter
+	lastErr  string     // the bridge's last trouble with this host
 }
 
 // up reports whether the link to the host is up, per a recent report.
 func (r *remoteHost) up() bool { return r.linkUp && time.Since(r.updated) < remoteStaleAfter }
 
-func outboxPrefix(host string) string { return "outbox/" + host + "/" }
-func outboxKey(host string, seq uint64) string {
-	return fmt.Sprintf("outbox/%s/%020d", host, seq)
+// wakeKey is where a topic wake-up is stored: the subscriber's inbox, or
+// the outbox of a remote subscriber's host.
+func wakeKey(m wire.Message) string {
+	if _, host, remote := wire.SplitRemote(m.To); remote {
+		return store.OutboxKey(host, m.Seq)
+	}
+	return store.InboxKey(m.To, m.Seq)
 }
-func rhostKey(host string) string { return "rhost/" + host }
 
-func (b *Broker) loadRemotes() error {
-	return b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, "rhost/", func(k string, _ []byte) (bool, error) {
-			h := strings.TrimPrefix(k, "rhost/")
-			b.remotes[h] = &remoteHost{host: h}
+// limitsOf fills the limits a bridge sent with the defaults.
+func limitsOf(l *wire.BridgeLimits) wire.BridgeLimits {
+	d := wire.DefaultBridgeLimits()
+	if l == nil {
+		return d
+	}
+	out := *l
+	out.MsgsPerSec = cmp.Or(out.MsgsPerSec, d.MsgsPerSec)
+	out.BytesPerSec = cmp.Or(out.BytesPerSec, d.BytesPerSec)
+	out.InboxMessages = cmp.Or(out.InboxMessages, d.InboxMessages)
+	out.InboxBytes = cmp.Or(out.InboxBytes, d.InboxBytes)
+	out.TopicRecords = cmp.Or(out.TopicRecords, d.TopicRecords)
+	out.TopicBytes = cmp.Or(out.TopicBytes, d.TopicBytes)
+	out.Subscriptions = cmp.Or(out.Subscriptions, d.Subscriptions)
+	out.PresenceRows = cmp.Or(out.PresenceRows, d.PresenceRows)
+	out.Hosts = cmp.Or(out.Hosts, d.Hosts)
+	return out
+}
+
+// quotaError is the refusal a host gets when it is over a quota.
+func quotaError(host, format string, a ...any) error {
+	return wire.Errorf(wire.CodeQuota, "quota_exceeded: %s %s", host, fmt.Sprintf(format, a...))
+}
+
+// routeTable holds the bridged hosts: their sessions as last reported,
+// the senders waiting for a remote broker's acceptance, and the local
+// bridge's own report. It is a leaf: taken inside askTable.mu (failIf's
+// test), it calls nothing.
+type routeTable struct {
+	mu     sync.Mutex
+	hosts  map[string]*remoteHost
+	wait   map[string]chan wire.BridgeAck // senders waiting for remote acceptance
+	report *wire.BridgeState              // the local bridge's last report
+	tasks  *tasks
+}
+
+func newRouteTable(t *tasks) *routeTable {
+	return &routeTable{hosts: map[string]*remoteHost{}, wait: map[string]chan wire.BridgeAck{}, tasks: t}
+}
+
+// load reads the hosts seen before.
+func (t *routeTable) load(st *store.Store) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return st.View(func(txn *store.Txn) error {
+		return txn.Scan(store.RemoteHostsPrefix, func(k string, _ []byte) (bool, error) {
+			h := store.RemoteHostOf(k)
+			t.hosts[h] = &remoteHost{host: h}
 			return true, nil
 		})
 	})
 }
 
-// remoteRowsLocked returns the sessions of bridged hosts as name@host rows.
-func (b *Broker) remoteRowsLocked() []wire.Session {
+// rows returns the sessions of bridged hosts as name@host rows.
+func (t *routeTable) rows() []wire.Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var out []wire.Session
-	for _, r := range b.remotes {
+	for _, r := range t.hosts {
 		for _, s := range r.sessions {
 			row := s
 			row.ID, row.Name, row.Host = s.ID+"@"+r.host, s.Name+"@"+r.host, r.host
@@ -73,24 +132,13 @@ func (b *Broker) remoteRowsLocked() []wire.Session {
 	return out
 }
 
-// failRemoteAsksLocked fails the asks to sessions of host that are gone or
-// whose link is down or stale, like asks to local sessions that left.
-func (b *Broker) failRemoteAsksLocked(host string) {
-	for _, a := range b.asks {
-		if _, h, ok := wire.SplitRemote(a.to); ok && h == host && !b.remoteConnectedLocked(a.to) {
-			if a.waiter != "" {
-				b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "peer_disconnected"})
-			}
-			b.retireAskLocked(a)
-		}
-	}
-}
-
-// remoteConnectedLocked reports whether a pseudo id names a connected
-// remote session over a live link.
-func (b *Broker) remoteConnectedLocked(pseudo string) bool {
+// connected reports whether a pseudo id names a connected remote session
+// over a live link.
+func (t *routeTable) connected(pseudo string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	id, host, ok := wire.SplitRemote(pseudo)
-	r := b.remotes[host]
+	r := t.hosts[host]
 	if !ok || r == nil || !r.up() {
 		return false
 	}
@@ -102,78 +150,104 @@ func (b *Broker) remoteConnectedLocked(pseudo string) bool {
 	return false
 }
 
-func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
-	if !wire.ValidHost(req.Host) {
-		return nil, wire.Errorf(wire.CodeBadRequest, "invalid host %q", req.Host)
-	}
-	b.mu.Lock()
-	r := b.remotes[req.Host]
-	isNew := r == nil
-	if isNew {
-		r = &remoteHost{host: req.Host}
-		b.remotes[req.Host] = r
-	}
-	r.linkUp, r.updated = req.LinkUp, time.Now()
-	if req.LinkUp || req.Sessions != nil {
-		r.sessions = req.Sessions
-	}
-	rows := make([]*wire.Session, len(r.sessions))
-	for i := range r.sessions {
-		rows[i] = &r.sessions[i]
-	}
-	presence.AssignTargets(rows)
-	b.failRemoteAsksLocked(req.Host)
-	// A bridge that dies silently sends no "link down": when reports stop,
-	// the host goes stale and the asks waiting on it fail then.
-	if r.stale != nil {
-		r.stale.Stop()
-	}
-	host := req.Host
-	r.stale = time.AfterFunc(remoteStaleAfter+100*time.Millisecond, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.failRemoteAsksLocked(host)
-	})
-	b.mu.Unlock()
-	if isNew {
-		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(rhostKey(req.Host)), nil) }); err != nil {
-			return nil, err
+// nameOf returns the name@host of a remote session's pseudo id, as its host
+// reported it, and whether it is connected over a live link.
+func (t *routeTable) nameOf(pseudo string) (string, bool) {
+	id, host, _ := wire.SplitRemote(pseudo)
+	name := id + "@" + host
+	for _, rs := range t.rows() {
+		if rs.ID == pseudo {
+			name = rs.Name
 		}
 	}
-	return &wire.Empty{}, nil
+	return name, t.connected(pseudo)
 }
 
-// prepareRemoteSendLocked prepares a send whose target is name@host.
-func (b *Broker) prepareRemoteSendLocked(req wire.SendRequest, from *session, name, host string, seq uint64) (*preparedSend, error) {
-	p := &preparedSend{req: req}
-	if req.ClientMsgID != "" {
-		p.dkey = dedupeKey(from.ID, req.ClientMsgID)
-		p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
-	}
-	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
-		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode, Attachments: req.Attachments, SentAt: time.Now().UTC()}
-	if err := b.prepareRemoteLocked(p, from, name, host); err != nil {
-		return nil, err
-	}
-	if p.dkey != "" && !p.retry {
-		b.dedupe[p.dkey] = p.msg.ID
-	}
-	return p, nil
+// known reports whether host was ever bridged here.
+func (t *routeTable) known(host string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hosts[host] != nil
 }
 
-// prepareRemoteLocked prepares a send to name@host: the message goes to the
-// outbox of host.
-func (b *Broker) prepareRemoteLocked(p *preparedSend, from *session, name, host string) error {
-	req := p.req
-	r := b.remotes[host]
+// admit adds host, first seen by a delivery from it, unless there are max
+// hosts already.
+func (t *routeTable) admit(host string, max int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.hosts[host]; ok {
+		return nil
+	}
+	if len(t.hosts) >= max {
+		return quotaError(host, "is one host too many (max %d bridged hosts)", max)
+	}
+	t.hosts[host] = &remoteHost{host: host}
+	return nil
+}
+
+// update records a bridge's report about host: its link and, unless keep,
+// its sessions (rows, validated). A host reported for the first time counts
+// against max; isNew says the caller stores it. stale is called once no
+// report has come for a while.
+func (t *routeTable) update(req wire.BridgePresence, rows []wire.Session, max int, stale func()) (isNew bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.hosts[req.Host]
+	isNew = r == nil
+	if isNew {
+		if len(t.hosts) >= max {
+			return false, quotaError(req.Host, "is one host too many: %d bridged hosts are known here (max %d); purge old ones", len(t.hosts), max)
+		}
+		r = &remoteHost{host: req.Host}
+		t.hosts[req.Host] = r
+	}
+	r.linkUp, r.updated, r.lastErr = req.LinkUp, time.Now(), req.Error
+	if !req.Keep && (req.LinkUp || req.Sessions != nil) {
+		r.sessions = rows
+		ptrs := make([]*wire.Session, len(r.sessions))
+		for i := range r.sessions {
+			ptrs[i] = &r.sessions[i]
+		}
+		presence.AssignTargets(ptrs)
+	}
+	// A bridge that dies silently sends no "link down": when reports stop,
+	// the host goes stale and the asks waiting on it fail then.
+	r.stale.Stop()
+	r.stale = t.tasks.After(remoteStaleAfter+100*time.Millisecond, stale)
+	return isNew, nil
+}
+
+// remove forgets a purged host.
+func (t *routeTable) remove(host string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.hosts[host]; r != nil {
+		r.stale.Stop()
+		delete(t.hosts, host)
+	}
+}
+
+// target is what a send to name@host resolves to.
+type target struct {
+	row wire.Session
+	up  bool
+}
+
+// resolve finds name among host's sessions. A name the host does not list
+// is still a target while its link is down (the message waits in the
+// outbox).
+func (t *routeTable) resolve(name, host string) (target, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.hosts[host]
 	if r == nil || !wire.ValidHost(host) {
-		return wire.Errorf(wire.CodeNotFound, "unknown host %q: no intercom-bridge has linked it", host)
+		return target{}, wire.Errorf(wire.CodeNotFound, "unknown host %q: no intercom-bridge has linked it", host)
 	}
 	if strings.Contains(name, "@") {
-		return wire.Errorf(wire.CodeBadRequest, "target %q: only one @host is allowed", req.To)
+		return target{}, wire.Errorf(wire.CodeBadRequest, "target %q: only one @host is allowed", name+"@"+host)
 	}
 	toID := name + "@" + host
-	p.toRow = wire.Session{ID: toID, Name: toID, Target: toID, Host: host, State: wire.StateDisconnected}
+	out := target{row: wire.Session{ID: toID, Name: toID, Target: toID, Host: host, State: wire.StateDisconnected}, up: r.up()}
 	rows := make([]*wire.Session, len(r.sessions))
 	for i := range r.sessions {
 		c := r.sessions[i]
@@ -181,344 +255,182 @@ func (b *Broker) prepareRemoteLocked(p *preparedSend, from *session, name, host 
 	}
 	if s, err := presence.Resolve(rows, name, ""); err == nil {
 		toID = s.ID + "@" + host
-		p.toRow = *s
-		p.toRow.ID, p.toRow.Name, p.toRow.Target, p.toRow.Host = toID, s.Name+"@"+host, s.Target+"@"+host, host
-		if !r.up() {
-			p.toRow.Connected, p.toRow.State = false, wire.StateDisconnected
+		out.row = *s
+		out.row.ID, out.row.Name, out.row.Target, out.row.Host = toID, s.Name+"@"+host, s.Target+"@"+host, host
+		if !out.up {
+			out.row.Connected, out.row.State = false, wire.StateDisconnected
 		}
-	} else if r.up() {
-		return wire.Errorf(wire.CodeNotFound, "no session matches %q on %s", name, host)
+	} else if out.up {
+		return target{}, wire.Errorf(wire.CodeNotFound, "no session matches %q on %s", name, host)
 	}
-	if req.ExpectsReply && req.WaitSubject != "" {
-		if err := b.checkAskerLocked(req.From); err != nil {
+	return out, nil
+}
+
+// expect registers a sender waiting for the remote acceptance of message
+// id; nil when host's link is down (the sender is told "queued" at once).
+func (t *routeTable) expect(host, id string) chan wire.BridgeAck {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.hosts[host]; r == nil || !r.up() {
+		return nil
+	}
+	ch := make(chan wire.BridgeAck, 1)
+	t.wait[id] = ch
+	return ch
+}
+
+// expecting reports whether a sender waits for message id.
+func (t *routeTable) expecting(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.wait[id]
+	return ok
+}
+
+// settled returns (and forgets) the waiting sender of message id.
+func (t *routeTable) settled(id string) chan wire.BridgeAck {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := t.wait[id]
+	delete(t.wait, id)
+	return ch
+}
+
+// setReport records the local bridge's report.
+func (t *routeTable) setReport(rep wire.BridgeState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.report = &rep
+}
+
+// status fills the link part of `intercom-bridge status`: the bridge's
+// fresh report and each host's link.
+func (t *routeTable) status(out *wire.BridgeStatusReply, hosts map[string]*wire.BridgeHostStatus) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rep := t.report; rep != nil && time.Since(rep.Reported) < bridgeReportFresh {
+		c := *rep
+		out.Bridge = &c
+	}
+	for h, r := range t.hosts {
+		st := hosts[h]
+		if st == nil {
+			st = &wire.BridgeHostStatus{Host: h}
+			hosts[h] = st
+		}
+		st.LinkUp, st.Sessions, st.LastReport, st.LastError = r.up(), len(r.sessions), r.updated, r.lastErr
+	}
+}
+
+// failRemoteAsks fails the asks to sessions of host that are gone or whose
+// link is down or stale, like asks to local sessions that left.
+func (b *Broker) failRemoteAsks(host string) {
+	b.asks.failIf(func(a *ask) bool {
+		_, h, ok := wire.SplitRemote(a.to)
+		return ok && h == host && !b.routes.connected(a.to)
+	})
+}
+
+// cleanRemoteRows keeps the presence rows of a host that pass the checks
+// local registrations pass, at most limit of them, each id once; it returns
+// how many it dropped. A remote row carries only that host's own sessions:
+// no host, project or self of its own.
+func cleanRemoteRows(rows []wire.Session, limit int) ([]wire.Session, int) {
+	out := make([]wire.Session, 0, min(len(rows), limit))
+	seen := make(map[string]bool, len(rows))
+	for _, s := range rows {
+		if len(out) >= limit || seen[s.ID] || validRemoteRow(&s) != nil {
+			continue
+		}
+		seen[s.ID] = true
+		s.Host, s.Project, s.Self, s.Ephemeral, s.Target = "", "", false, false, ""
+		s.PendingAsks, s.Queued = min(max(s.PendingAsks, 0), 1<<20), min(max(s.Queued, 0), 1<<30)
+		out = append(out, s)
+	}
+	return out, len(rows) - len(out)
+}
+
+// validRemoteRow checks one presence row like a registration.
+func validRemoteRow(s *wire.Session) error {
+	if err := wire.ValidID(s.ID); err != nil {
+		return err
+	}
+	if err := wire.ValidateName(s.Name); err != nil {
+		return err
+	}
+	if s.Cwd != "" {
+		if err := wire.ValidLabel("cwd", s.Cwd); err != nil {
 			return err
 		}
-		if !p.toRow.Connected {
-			return wire.Errorf(wire.CodePeerOffline, "%s is offline (or the bridge link is down); use `intercom send` to leave it a message", p.toRow.Target)
-		}
-		if !p.toRow.AcceptsAsks && !req.DeliverySet {
-			p.peerBusy = true
+	}
+	if s.Model != "" {
+		if err := wire.ValidLabel("model", s.Model); err != nil {
+			return err
 		}
 	}
-	p.remote = host
-	p.ask = req.ExpectsReply
-	p.msg.From = wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
-	p.msg.To = toID
-	p.key = outboxKey(host, p.msg.Seq)
-	return nil
-}
-
-// checkAskerLocked refuses a second waiting ask from one session.
-func (b *Broker) checkAskerLocked(from string) error {
-	for _, a := range b.asks {
-		if a.from == from && a.waiter != "" {
-			return wire.Errorf(wire.CodeAskBusy, "Already waiting for a reply (ask %s to %s)", a.id, a.to)
-		}
+	if err := wire.ValidateStatus(s.Status); err != nil {
+		return err
+	}
+	switch s.State {
+	case wire.StateIdle, wire.StateBusy, wire.StateUnknown, wire.StateDisconnected:
+	default:
+		return fmt.Errorf("invalid state %q", s.State)
+	}
+	if s.Host != "" {
+		return fmt.Errorf("row of host %q relayed: a host lists only its own sessions", s.Host)
 	}
 	return nil
 }
 
-// afterRemoteSend announces the outbox message to the bridge and answers the
-// sender once the remote broker stored it, or reports it queued.
-func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
-	b.mu.Lock()
-	if p.dkey != "" && !p.retry {
-		delete(b.dedupe, p.dkey)
-	}
-	if err != nil || p.duplicate != "" {
-		b.mu.Unlock()
-		if err != nil {
-			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
-		} else {
-			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true}})
-		}
-		return
-	}
-	now := time.Now().UTC()
-	if from := b.sessions[p.msg.From.ID]; from != nil {
-		from.LastIntercomActivity = &now
-	}
-	if p.ask {
-		b.addAskLocked(p)
-	}
-	// A reply to an ask that came over the link settles the obligation
-	// here, as a local reply does (the asker's broker wakes the asker).
-	if a := b.asks[p.msg.ReplyTo]; a != nil && a.from == p.msg.To && a.to == p.msg.From.ID {
-		b.retireAskLocked(a)
-	}
-	var wait chan wire.BridgeAck
-	if r := b.remotes[p.remote]; r != nil && r.up() {
-		wait = make(chan wire.BridgeAck, 1)
-		b.remoteWait[p.msg.ID] = wait
-	}
-	b.mu.Unlock()
-	b.publish(wire.BridgeOut(p.remote), p.msg)
-	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy, Queued: true, Offline: true}
-	if wait == nil {
-		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
-		return
-	}
-	go func() {
-		t := time.NewTimer(remoteWaitFor)
-		defer t.Stop()
-		select {
-		case ack := <-wait:
-			if ack.Error != nil {
-				respond(m, wire.Reply[wire.SendReply]{Error: ack.Error})
-				return
-			}
-			reply.Queued, reply.RemoteStored = false, true
-			if ack.Result != nil {
-				reply.Offline, reply.Duplicate = ack.Result.Offline, ack.Result.Duplicate
-				reply.PeerBusy = reply.PeerBusy || ack.Result.PeerBusy
-			}
-		case <-t.C:
-		}
-		b.mu.Lock()
-		delete(b.remoteWait, p.msg.ID)
-		b.mu.Unlock()
-		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
-	}()
-}
-
-func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, error) {
+func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 	if !wire.ValidHost(req.Host) {
 		return nil, wire.Errorf(wire.CodeBadRequest, "invalid host %q", req.Host)
 	}
-	limit := req.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 100
+	lim := limitsOf(req.Limits)
+	var rows []wire.Session
+	dropped := 0
+	if !req.Keep {
+		rows, dropped = cleanRemoteRows(req.Sessions, lim.PresenceRows)
 	}
-	out := []wire.Message{}
-	err := b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, outboxPrefix(req.Host), func(_ string, v []byte) (bool, error) {
-			var m wire.Message
-			if json.Unmarshal(v, &m) == nil {
-				out = append(out, m)
-			}
-			return len(out) < limit, nil
-		})
-	})
+	host := req.Host
+	isNew, err := b.routes.update(req, rows, lim.Hosts, func() { b.failRemoteAsks(host) })
 	if err != nil {
 		return nil, err
 	}
-	return &wire.InboxReply{Messages: out}, nil
-}
-
-// onBridgeAck removes a forwarded (or refused) outbox message durably.
-func (b *Broker) onBridgeAck(m *nats.Msg) {
-	var req wire.BridgeAck
-	if err := json.Unmarshal(m.Data, &req); err != nil || !wire.ValidHost(req.Host) || req.ID == "" {
-		respond(m, wire.Reply[wire.Empty]{Error: wire.Errorf(wire.CodeBadRequest, "bad bridge ack")})
-		return
+	b.failRemoteAsks(host)
+	if dropped > 0 {
+		b.log.Warn("bridged host listed sessions that fail the checks (or too many); dropped", "host", req.Host, "dropped", dropped, "kept", len(rows))
 	}
-	var settled *wire.Message
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
-			settled = nil
-			key, err := store.Get(txn, midxKey(req.ID))
-			if err == store.ErrNotFound {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if !strings.HasPrefix(string(key), outboxPrefix(req.Host)) {
-				return nil
-			}
-			v, err := store.Get(txn, string(key))
-			if err != nil {
-				return err
-			}
-			var msg wire.Message
-			if json.Unmarshal(v, &msg) == nil {
-				settled = &msg
-			}
-			if err := txn.Delete(key); err != nil {
-				return err
-			}
-			return txn.Delete([]byte(midxKey(req.ID)))
-		},
-		after: func(err error) {
-			if err != nil {
-				respond(m, wire.Reply[wire.Empty]{Error: toWireError(err)})
-				return
-			}
-			b.mu.Lock()
-			wait := b.remoteWait[req.ID]
-			delete(b.remoteWait, req.ID)
-			if req.Error != nil && settled != nil {
-				if a := b.asks[settled.ID]; a != nil {
-					if a.waiter != "" {
-						b.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: "undeliverable", Error: req.Error.Message})
-					}
-					b.retireAskLocked(a)
-				}
-			}
-			b.mu.Unlock()
-			if wait != nil {
-				wait <- req
-			} else if req.Error != nil && settled != nil {
-				b.noticeUndeliverable(req.Host, settled, req.Error)
-			}
-			respond(m, wire.Reply[wire.Empty]{Result: &wire.Empty{}})
-		},
-	})
-}
-
-// noticeUndeliverable tells the sender of a queued remote message that the
-// remote side refused it.
-func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.Error) {
-	seq, err := b.seq.Next()
-	if err != nil {
-		return
-	}
-	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: "bridge@" + host, Name: "intercom-bridge@" + host},
-		To: msg.From.ID, Delivery: wire.DeliverySteer, SentAt: time.Now().UTC(), ReplyTo: msg.ID,
-		Text: fmt.Sprintf("Message %s to %s could not be delivered: %s", msg.ID, msg.To, why.Message)}
-	key := inboxKey(msg.From.ID, seq)
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error {
-			data, _ := json.Marshal(n)
-			if err := txn.Set([]byte(key), data); err != nil {
-				return err
-			}
-			return txn.Set([]byte(midxKey(n.ID)), []byte(key))
-		},
-		after: func(err error) {
-			if err != nil {
-				return
-			}
-			b.mu.Lock()
-			if s := b.sessions[n.To]; s != nil {
-				b.pushLocked(s, []wire.Message{n})
-			}
-			b.mu.Unlock()
-		},
-	})
-}
-
-// onBridgeDeliver stores a message that arrived from a bridged host into a
-// local inbox, exactly once per remote message id.
-func (b *Broker) onBridgeDeliver(m *nats.Msg) {
-	fail := func(err error) { respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)}) }
-	var req wire.BridgeDeliver
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		fail(wire.Errorf(wire.CodeBadRequest, "decode bridge delivery: %v", err))
-		return
-	}
-	in := req.Message
-	if !wire.ValidHost(req.Host) || in.ID == "" || in.From.ID == "" {
-		fail(wire.Errorf(wire.CodeBadRequest, "bridge delivery: host, message id and sender are required"))
-		return
-	}
-	sreq := wire.SendRequest{From: in.From.ID + "@" + req.Host, To: in.To, Text: in.Text, Delivery: in.Delivery,
-		ExpectsReply: in.ExpectsReply, ReplyTo: in.ReplyTo, Thread: in.Thread, QueueMode: in.QueueMode,
-		Attachments: in.Attachments, ClientMsgID: in.ID, DeliverySet: true}
-	if err := validateSend(&sreq); err != nil && in.Topic == "" {
-		fail(err)
-		return
-	}
-	seq, err := b.seq.Next()
-	if err != nil {
-		fail(err)
-		return
-	}
-	b.mu.Lock()
-	if _, ok := b.remotes[req.Host]; !ok {
-		b.remotes[req.Host] = &remoteHost{host: req.Host}
-	}
-	to, err := b.lookupLocked(in.To, "")
-	if err != nil {
-		b.mu.Unlock()
-		fail(err)
-		return
-	}
-	p := &preparedSend{req: sreq, toRow: b.viewLocked(to, ""), ask: in.ExpectsReply}
-	p.dkey = dedupeKey(sreq.From, in.ID)
-	p.retry = b.dedupe[p.dkey] != "" // answered once the first is committed (applySend)
-	p.msg = in
-	p.msg.Seq, p.msg.To = seq, to.ID
-	p.msg.From = wire.Peer{ID: sreq.From, Name: in.From.Name + "@" + req.Host, Cwd: in.From.Cwd}
-	if p.msg.Topic != "" {
-		p.msg.Topic += "@" + req.Host // a wake-up from a topic of that host
-	}
-	p.key = inboxKey(to.ID, seq)
-	if !p.retry {
-		b.dedupe[p.dkey] = in.ID
-	}
-	b.mu.Unlock()
-	b.cmt.Submit(op{
-		apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
-		after: func(err error) { b.afterSend(m, p, err) },
-		size:  len(m.Data),
-	})
-}
-
-// forwardTopic runs a topic operation for "topic@host" on the bridged host.
-func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
-	b.mu.Lock()
-	r := b.remotes[host]
-	b.mu.Unlock()
-	if r == nil {
-		return nil, wire.Errorf(wire.CodeNotFound, "unknown host %q: no intercom-bridge has linked it", host)
-	}
-	data, _ := json.Marshal(req)
-	msg, err := b.nc.Request(bridgeRPC(host), data, remoteWaitFor)
-	if err != nil {
-		return nil, wire.Errorf(wire.CodePeerOffline, "topic on %s: the bridge link is down (%v)", host, err)
-	}
-	var out wire.Reply[wire.BridgeTopicReply]
-	if err := json.Unmarshal(msg.Data, &out); err != nil {
-		return nil, fmt.Errorf("topic on %s: %w", host, err)
-	}
-	if out.Error != nil {
-		return nil, out.Error
-	}
-	return out.Result, nil
-}
-
-func bridgeRPC(host string) string { return wire.SubjectPrefix + "bridge.rpc." + host }
-
-// bridgeTopic runs a topic operation that a remote session asked for.
-func (b *Broker) bridgeTopic(req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
-	if !wire.ValidHost(req.Host) || (req.From.ID == "" && req.Op != "topics") {
-		return nil, wire.Errorf(wire.CodeBadRequest, "bridge topic: host and sender are required")
-	}
-	peer := wire.Peer{ID: req.From.ID + "@" + req.Host, Name: req.From.Name + "@" + req.Host, Cwd: req.From.Cwd}
-	switch req.Op {
-	case "subscribe", "unsubscribe":
-		if req.Subscribe == nil {
-			return nil, wire.Errorf(wire.CodeBadRequest, "bridge topic: subscription missing")
-		}
-		s := *req.Subscribe
-		s.SessionID = peer.ID
-		var res *wire.SubscribeReply
-		var err error
-		if req.Op == "subscribe" {
-			res, err = b.subscribeTopic(s)
-		} else {
-			res, err = b.unsubscribeTopic(s)
-		}
-		if err != nil {
+	if isNew {
+		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set(store.RemoteHostKey(req.Host), nil) }); err != nil {
 			return nil, err
 		}
-		return &wire.BridgeTopicReply{Subscribe: res}, nil
-	case "publish":
-		if req.Publish == nil {
-			return nil, wire.Errorf(wire.CodeBadRequest, "bridge topic: publication missing")
-		}
-		res, err := b.publishAs(*req.Publish, peer)
-		if err != nil {
-			return nil, err
-		}
-		return &wire.BridgeTopicReply{Publish: res}, nil
-	case "topics":
-		res, err := b.topics(wire.TopicsRequest{Topic: req.Topic})
-		if err != nil {
-			return nil, err
-		}
-		return &wire.BridgeTopicReply{Topics: res.Topics}, nil
 	}
-	return nil, wire.Errorf(wire.CodeBadRequest, "bridge topic: unknown op %q", req.Op)
+	return &wire.Empty{}, nil
+}
+
+// bridgeState records the local bridge's report about its link.
+func (b *Broker) bridgeState(req wire.BridgeState) (*wire.Empty, error) {
+	req.Reported = time.Now().UTC()
+	b.routes.setReport(req)
+	return &wire.Empty{}, nil
+}
+
+// bridgeStatus answers `intercom-bridge status`.
+func (b *Broker) bridgeStatus(struct{}) (*wire.BridgeStatusReply, error) {
+	out := &wire.BridgeStatusReply{Hosts: []wire.BridgeHostStatus{}}
+	outbox, usage := b.ledger.outboxes()
+	hosts := map[string]*wire.BridgeHostStatus{}
+	for h, n := range outbox {
+		hosts[h] = &wire.BridgeHostStatus{Host: h, Outbox: n}
+	}
+	b.routes.status(out, hosts)
+	for h, st := range hosts {
+		if u, ok := usage[h]; ok {
+			st.InboxQueued, st.InboxBytes, st.Records, st.Subs = u.messages, u.bytes, u.records, u.subs
+		}
+		out.Hosts = append(out.Hosts, *st)
+	}
+	slices.SortFunc(out.Hosts, func(x, y wire.BridgeHostStatus) int { return cmp.Compare(x.Host, y.Host) })
+	return out, nil
 }

@@ -1,16 +1,14 @@
 // Package broker is the intercom daemon: an embedded NATS server that never
 // listens on the network, reached through the Unix-socket gateway, with
-// presence, durable inboxes and asks kept in the Badger store.
+// presence, durable inboxes, asks and topics kept in the store. Its state
+// is split by subsystem, each a type with its own lock (see Broker and
+// docs/architecture.md).
 package broker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -24,7 +22,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
 	"github.com/intercom-dev/intercom/internal/store"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Options configure a broker.
@@ -58,54 +55,46 @@ func (b *Broker) retryMemory() time.Duration {
 // ErrAlreadyRunning is returned when another broker holds the state dir.
 var ErrAlreadyRunning = errors.New("another broker is running")
 
-// Broker is a running intercom broker.
+// Broker is a running intercom broker. Its state lives in subsystems, each
+// guarding its own maps with its own mutex. Where one calls another under
+// its lock, the order is: sendState, then sessionTable, then askTable, then
+// delivery or routeTable, then waiterTable or traceTable; ledger and
+// idleWatch are leaves. No lock is held across a store commit or a NATS
+// request.
 type Broker struct {
-	opts  Options
-	log   *slog.Logger
-	srv   *server.Server
-	nc    *nats.Conn // service connection, account INTERCOM
-	sys   *nats.Conn // system account connection, for connect/disconnect events
-	st    *store.Store
-	gw    *gateway.Gateway
-	lock  *os.File
-	seq   *seqSource
-	cmt   *committer
-	idle  chan struct{}
-	start time.Time
+	opts   Options
+	log    *slog.Logger
+	srv    *server.Server
+	nc     *nats.Conn // service connection, account INTERCOM
+	sys    *nats.Conn // system account connection, for connect/disconnect events
+	subs   []*nats.Subscription
+	calls  calls // request handlers running
+	st     *store.Store
+	gw     *gateway.Gateway
+	gwDone chan struct{} // closed when the gateway stopped serving
+	lock   *os.File
+	seq    *store.Sequence
+	cmt    *store.Committer
+	start  time.Time
+	tasks  *tasks // goroutines and timers, joined by Close
 
-	mu         sync.Mutex
-	sessions   map[string]*session
-	byCID      map[uint64]map[string]bool // holder connection -> its session ids
-	clients    map[uint64]bool            // client connections other than our own
-	gone       map[uint64]time.Time       // recently closed connections (register races)
-	asks       map[string]*ask
-	replace    map[replaceKey]string          // newest undelivered replace message: "id key"
-	dedupe     map[string]string              // client message ids accepted, not yet committed
-	targets    map[string]string              // display targets; nil after sessions change
-	waiters    map[string][]*waiter           // intercom wait / inbox --wait
-	traces     map[string]*trace              // push/fetch times of unacked messages
-	tlog       traceLog                       // trace events on their way to the store
-	remotes    map[string]*remoteHost         // bridged hosts
-	remoteWait map[string]chan wire.BridgeAck // senders waiting for remote acceptance
-	idleT      *time.Timer
-	sweepT     *time.Timer    // next forgetting sweep (gc.go)
-	sweeping   sync.WaitGroup // a sweep in progress; joined before the store closes
-	closed     bool
+	sessions *sessionTable // sessions and presence (sessions.go, list.go)
+	deliv    *delivery     // pushes to holders (delivery.go)
+	asks     *askTable     // reply obligations (asks.go)
+	sends    *sendState    // sends being committed (send.go)
+	waiters  *waiterTable  // intercom wait (waiters.go)
+	traces   *traceTable   // delivery timelines (trace.go)
+	routes   *routeTable   // bridged hosts (bridge.go)
+	ledger   *ledger       // in-memory counts of the store (ledger.go)
+	idle     *idleWatch    // idle exit (idle.go)
 
 	storeDown     chan struct{} // closed once the store is unavailable
 	storeDownOnce sync.Once
 	closeOnce     sync.Once
 	closeDone     chan struct{}
+	closeErr      error // set before closeDone is closed
 	releaseOnce   sync.Once
 }
-
-const (
-	accountName = "INTERCOM"
-	sysAccount  = "SYS"
-	agentUser   = "agent"
-	brokerUser  = "broker"
-	sysUser     = "sys"
-)
 
 // Run starts a broker and serves until ctx is cancelled, it idles out, or
 // its store becomes unavailable (then it returns an error wrapping
@@ -121,15 +110,14 @@ func Run(ctx context.Context, opts Options) error {
 	select {
 	case <-ctx.Done():
 		b.log.Info("shutting down", "reason", "signal")
-	case <-b.idle:
+	case <-b.idle.fired:
 		b.log.Info("shutting down", "reason", "idle", "idle_exit", opts.IdleExit)
 	case <-b.storeDown:
 	}
-	b.Close()
-	if err := b.st.Err(); err != nil {
+	if err := b.Close(); errors.Is(err, ErrStoreUnavailable) {
 		return err
 	}
-	return nil
+	return nil // other trouble closing was logged
 }
 
 // Start brings a broker up: private dirs, the broker lock, the store, the
@@ -143,13 +131,10 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err := paths.EnsurePrivateDir(l.Home); err != nil {
 		return nil, err
 	}
-	b := &Broker{
-		opts: opts, log: log, idle: make(chan struct{}), start: time.Now(), storeDown: make(chan struct{}), closeDone: make(chan struct{}),
-		sessions: map[string]*session{}, byCID: map[uint64]map[string]bool{}, clients: map[uint64]bool{}, gone: map[uint64]time.Time{},
-		asks: map[string]*ask{}, replace: map[replaceKey]string{}, dedupe: map[string]string{},
-		waiters: map[string][]*waiter{}, traces: map[string]*trace{},
-		remotes: map[string]*remoteHost{}, remoteWait: map[string]chan wire.BridgeAck{},
-	}
+	b := &Broker{opts: opts, log: log, start: time.Now(), tasks: newTasks(), storeDown: make(chan struct{}), closeDone: make(chan struct{})}
+	b.calls.idle.L = &b.calls.mu
+	b.traces, b.waiters, b.sends, b.ledger = newTraceTable(), newWaiterTable(), newSendState(), newLedger()
+	b.asks, b.routes, b.idle = newAskTable(b.tasks, b.publish), newRouteTable(b.tasks), newIdleWatch(opts.IdleExit, b.tasks)
 	var natsDone chan error // the NATS server starts while the store opens
 	defer func() {
 		if natsDone != nil {
@@ -158,7 +143,7 @@ func Start(opts Options) (_ *Broker, err error) {
 			}
 		}
 		if err != nil {
-			b.Close()
+			_ = b.Close()
 		}
 	}()
 	if b.lock, err = lockBroker(l.BrokerLock(), 5*time.Second); err != nil {
@@ -174,17 +159,22 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.st, err = store.Open(l.DBDir(), log); err != nil {
 		return nil, err
 	}
-	if b.seq, err = newSeqSource(b.st); err != nil {
+	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)
+	b.sessions = newSessionTable(b.asks, b.deliv)
+	if b.seq, err = store.NewSequence(b.st); err != nil {
 		return nil, err
 	}
-	if err = b.loadSessions(); err != nil {
+	if err = b.sessions.load(b.st, log); err != nil {
 		return nil, err
 	}
-	if err = b.loadRemotes(); err != nil {
+	if err = b.routes.load(b.st); err != nil {
 		return nil, err
 	}
-	b.cmt = newCommitter(b.st, log, b.storeFailed)
-	b.startTraceWriter()
+	if err = b.ledger.load(b.st); err != nil {
+		return nil, err
+	}
+	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify})
+	b.traces.startWriter(b.cmt, log)
 	err, natsDone = <-natsDone, nil
 	if err != nil {
 		return nil, err
@@ -195,16 +185,18 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.gw, err = gateway.Listen(l.Socket, b.srv.InProcessConn, log.With("component", "gateway")); err != nil {
 		return nil, err
 	}
-	go func() { _ = b.gw.Serve(context.Background()) }()
+	b.gwDone = make(chan struct{})
+	go func() {
+		defer close(b.gwDone)
+		_ = b.gw.Serve(context.Background())
+	}()
 	if err = pidfile.Write(l.PidFile()); err != nil {
 		return nil, err
 	}
-	go b.watchStore()
-	b.mu.Lock()
-	b.armIdleLocked()
-	b.armSweepLocked()
-	known := len(b.sessions) // clients may register already
-	b.mu.Unlock()
+	b.tasks.Go(b.watchStore)
+	b.idle.arm()
+	b.armSweep()
+	known, _ := b.sessions.counts() // clients may register already
 	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", known)
 	return b, nil
 }
@@ -237,319 +229,4 @@ func filepathDir(p string) string {
 		}
 	}
 	return p
-}
-
-func randomSecret() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-func (b *Broker) startNATS() error {
-	acc := server.NewAccount(accountName)
-	sysAcc := server.NewAccount(sysAccount)
-	brokerPass, sysPass := randomSecret(), randomSecret()
-	agentPerms := &server.Permissions{
-		Publish: &server.SubjectPermission{
-			Allow: []string{wire.SubjectPrefix + "*", wire.SubjectPrefix + "bridge.*", "_INBOX.>"},
-		},
-		Subscribe: &server.SubjectPermission{
-			Allow: []string{"_INBOX.>", wire.Deliver("*", "*"), wire.SubjectPrefix + "bridge.out.*", wire.SubjectPrefix + "bridge.rpc.*"},
-		},
-	}
-	sopts := &server.Options{
-		ServerName:    "intercom-broker",
-		DontListen:    true,
-		NoSigs:        true,
-		MaxPayload:    8 << 20,
-		MaxPending:    64 << 20,
-		Accounts:      []*server.Account{acc, sysAcc},
-		SystemAccount: sysAccount,
-		Users: []*server.User{
-			{Username: agentUser, Password: randomSecret(), Account: acc, Permissions: agentPerms},
-			{Username: brokerUser, Password: brokerPass, Account: acc},
-			{Username: sysUser, Password: sysPass, Account: sysAcc},
-		},
-		NoAuthUser: agentUser,
-	}
-	srv, err := server.NewServer(sopts)
-	if err != nil {
-		return fmt.Errorf("create nats server: %w", err)
-	}
-	srv.SetLoggerV2(natsLogger{b.log.With("component", "nats")}, false, false, false)
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		return errors.New("start nats server: not ready after 10s")
-	}
-	b.srv = srv
-	if b.nc, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(brokerUser, brokerPass), nats.Name("intercom-broker"), nats.NoReconnect()); err != nil {
-		return fmt.Errorf("connect service: %w", err)
-	}
-	if b.sys, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(sysUser, sysPass), nats.Name("intercom-broker-sys"), nats.NoReconnect()); err != nil {
-		return fmt.Errorf("connect system account: %w", err)
-	}
-	return nil
-}
-
-// handle registers a request handler that decodes Req and replies with the
-// Reply envelope. Handlers run serially per subject, in arrival order.
-func handle[Req, Res any](b *Broker, subj string, fn func(Req) (*Res, error)) error {
-	sub, err := b.nc.Subscribe(subj, func(m *nats.Msg) {
-		var req Req
-		var out wire.Reply[Res]
-		if err := json.Unmarshal(m.Data, &req); err != nil {
-			out.Error = wire.Errorf(wire.CodeBadRequest, "decode %s request: %v", subj, err)
-		} else if res, err := fn(req); err != nil {
-			out.Error = toWireError(err)
-		} else {
-			out.Result = res
-		}
-		respond(m, out)
-	})
-	if err != nil {
-		return err
-	}
-	return sub.SetPendingLimits(-1, -1)
-}
-
-func respond(m *nats.Msg, v any) {
-	if m.Reply == "" {
-		return
-	}
-	data, _ := json.Marshal(v)
-	_ = m.Respond(data)
-}
-
-func toWireError(err error) *wire.Error {
-	var we *wire.Error
-	if errors.As(err, &we) {
-		return we
-	}
-	if errors.Is(err, store.ErrUnavailable) {
-		return unavailableReply(err)
-	}
-	return wire.Errorf(wire.CodeInternal, "%v", err)
-}
-
-func (b *Broker) subscribe() error {
-	errs := []error{
-		handle(b, wire.SubjRegister, b.register),
-		handle(b, wire.SubjUnreg, b.unregister),
-		handle(b, wire.SubjList, b.list),
-		handle(b, wire.SubjState, b.setState),
-		handle(b, wire.SubjPing, func(struct{}) (*wire.Empty, error) { return &wire.Empty{}, nil }),
-		handle(b, wire.SubjStats, b.stats),
-		handle(b, wire.SubjPending, b.pending),
-		handle(b, wire.SubjInbox, b.inbox),
-		handle(b, wire.SubjForget, b.forget),
-		handle(b, wire.SubjAskCancel, b.askCancel),
-		handle(b, wire.SubjAskWait, b.askWait),
-		handle(b, wire.SubjSubscribe, b.subscribeTopic),
-		handle(b, wire.SubjUnsub, b.unsubscribeTopic),
-		handle(b, wire.SubjTopics, b.topicsAnywhere),
-		handle(b, wire.SubjBridgePresence, b.bridgePresence),
-		handle(b, wire.SubjTrace, b.traceOf),
-		handle(b, wire.SubjBridgeOutbox, b.bridgeOutbox),
-		handle(b, wire.SubjBridgeTopic, b.bridgeTopic),
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("subscribe api: %w", err)
-	}
-	// send and ack go through the ordered commit pipeline.
-	for subj, fn := range map[string]func(*nats.Msg){wire.SubjSend: b.onSend, wire.SubjAck: b.onAck, wire.SubjPublish: b.onPublish,
-		wire.SubjBridgeAck: b.onBridgeAck, wire.SubjBridgeDeliver: b.onBridgeDeliver, wire.SubjInboxWait: b.onInboxWait} {
-		sub, err := b.nc.Subscribe(subj, fn)
-		if err != nil {
-			return fmt.Errorf("subscribe %s: %w", subj, err)
-		}
-		_ = sub.SetPendingLimits(-1, -1)
-	}
-	// One subscription for both connection events: a client's CONNECT and
-	// DISCONNECT are then handled in the order the server emitted them (two
-	// subscriptions run their handlers concurrently, and a disconnect handled
-	// first would leave the client counted forever).
-	connect, disconnect := fmt.Sprintf("$SYS.ACCOUNT.%s.CONNECT", accountName), fmt.Sprintf("$SYS.ACCOUNT.%s.DISCONNECT", accountName)
-	sub, err := b.sys.Subscribe(fmt.Sprintf("$SYS.ACCOUNT.%s.*", accountName), func(m *nats.Msg) {
-		switch m.Subject {
-		case connect:
-			b.onConnect(m)
-		case disconnect:
-			b.onDisconnect(m)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("subscribe events: %w", err)
-	}
-	_ = sub.SetPendingLimits(-1, -1)
-	// Both connections' subscriptions must be live in the server before the
-	// gateway accepts a client, or its first request finds no responder.
-	if err := b.nc.Flush(); err != nil {
-		return fmt.Errorf("subscribe api: %w", err)
-	}
-	return b.sys.Flush()
-}
-
-func (b *Broker) onConnect(m *nats.Msg) {
-	var ev server.ConnectEventMsg
-	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
-		return
-	}
-	// A connection that closed before its authorisation finished has its
-	// disconnect event reported on another account: ask the server.
-	if !b.connOpen(ev.Client.ID) {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, closed := b.gone[ev.Client.ID]; closed {
-		return
-	}
-	b.clients[ev.Client.ID] = true
-	b.armIdleLocked()
-}
-
-func (b *Broker) onDisconnect(m *nats.Msg) {
-	var ev server.DisconnectEventMsg
-	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.clients, ev.Client.ID)
-	b.gone[ev.Client.ID] = time.Now()
-	if len(b.gone) > 10000 {
-		for cid, t := range b.gone {
-			if time.Since(t) > time.Minute {
-				delete(b.gone, cid)
-			}
-		}
-	}
-	for sid := range b.byCID[ev.Client.ID] {
-		if s := b.sessions[sid]; s != nil && s.cid == ev.Client.ID {
-			b.detachLocked(s, "disconnected")
-		}
-	}
-	delete(b.byCID, ev.Client.ID)
-	b.armIdleLocked()
-}
-
-// connOpen reports whether the NATS client cid is connected now.
-func (b *Broker) connOpen(cid uint64) bool {
-	cz, err := b.srv.Connz(&server.ConnzOptions{CID: cid})
-	return err == nil && len(cz.Conns) == 1 && cz.Conns[0].Stop == nil
-}
-
-// armIdleLocked starts the idle-exit timer when no client is connected and
-// stops it otherwise.
-func (b *Broker) armIdleLocked() {
-	if b.opts.IdleExit <= 0 || b.closed {
-		return
-	}
-	if len(b.clients) > 0 {
-		if b.idleT != nil {
-			b.idleT.Stop()
-			b.idleT = nil
-		}
-		return
-	}
-	if b.idleT != nil {
-		return
-	}
-	b.idleT = time.AfterFunc(b.opts.IdleExit, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.idleT = nil
-		if len(b.clients) == 0 && !b.closed {
-			b.closed = true
-			close(b.idle)
-		}
-	})
-}
-
-// Close shuts the broker down: no new connections, queued writes drained
-// to disk and answered, NATS stopped, the store closed, socket and pid file
-// removed. Whatever the store is doing, it returns within shutdownWait (a
-// write or flush into a failing disk may never end; everything accepted is
-// already in Badger's write-ahead log). It is idempotent.
-func (b *Broker) Close() {
-	b.closeOnce.Do(func() {
-		go func() {
-			defer close(b.closeDone)
-			b.shutdown()
-		}()
-	})
-	select {
-	case <-b.closeDone:
-	case <-time.After(shutdownWait):
-		b.log.Warn("shutdown did not finish in time; exiting without closing the store (everything accepted is in its write-ahead log)", "waited", shutdownWait)
-		b.release()
-	}
-}
-
-func (b *Broker) shutdown() {
-	b.mu.Lock()
-	if b.idleT != nil {
-		b.idleT.Stop()
-	}
-	if b.sweepT != nil {
-		b.sweepT.Stop()
-	}
-	b.closed = true
-	for _, r := range b.remotes {
-		if r.stale != nil {
-			r.stale.Stop()
-		}
-	}
-	for _, a := range b.asks {
-		if a.timer != nil {
-			a.timer.Stop()
-		}
-	}
-	b.mu.Unlock()
-	if b.gw != nil {
-		b.gw.StopAccepting()
-	}
-	if b.cmt != nil {
-		b.stopTraceWriter()
-		b.cmt.Close()
-	}
-	if b.nc != nil {
-		_ = b.nc.FlushTimeout(time.Second) // answers reach the server before it stops
-	}
-	if b.srv != nil {
-		b.srv.Shutdown() // flushes what clients were sent, then closes them
-		b.srv.WaitForShutdown()
-	}
-	if b.gw != nil {
-		b.gw.Close()
-	}
-	if b.nc != nil {
-		b.nc.Close()
-	}
-	if b.sys != nil {
-		b.sys.Close()
-	}
-	b.sweeping.Wait()
-	if b.st != nil {
-		b.closeStore()
-	}
-	// Our private socket directory goes with us once we served on it (so it
-	// was checked to be ours); a directory named by INTERCOM_SOCKET is the
-	// user's and stays. A non-empty one stays too.
-	if l := b.opts.Layout; b.lock != nil && b.gw != nil && l.SocketDir() == paths.SocketDirFor(l.Home) {
-		if err := os.Remove(l.SocketDir()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			b.log.Debug("keep socket directory", "dir", l.SocketDir(), "err", err)
-		}
-	}
-	b.release()
-}
-
-// release removes the pid file and drops the broker lock, once.
-func (b *Broker) release() {
-	b.releaseOnce.Do(func() {
-		if b.lock != nil {
-			pidfile.Remove(b.opts.Layout.PidFile())
-			b.lock.Close()
-		}
-	})
 }

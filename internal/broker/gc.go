@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"strings"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -20,64 +19,72 @@ func (b *Broker) sweepEvery() time.Duration {
 	return min(max(b.opts.ForgetAfter/4, 10*time.Millisecond), time.Minute)
 }
 
-// armSweepLocked schedules the next sweep.
-func (b *Broker) armSweepLocked() {
-	if b.opts.ForgetAfter <= 0 || b.closed {
+// armSweep schedules the next sweep.
+func (b *Broker) armSweep() {
+	if b.opts.ForgetAfter <= 0 {
 		return
 	}
-	b.sweepT = time.AfterFunc(b.sweepEvery(), b.sweep)
+	b.tasks.After(b.sweepEvery(), b.sweep)
 }
 
 // sweep forgets the sessions that qualify and re-arms itself.
 func (b *Broker) sweep() {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return
-	}
-	b.sweeping.Add(1)
-	defer b.sweeping.Done()
 	now := time.Now()
-	var candidates []*session
-	for _, s := range b.sessions {
-		if !s.Connected && !s.Ephemeral && !s.mailed && now.Sub(s.LastSeen) >= b.opts.ForgetAfter && !b.inAskLocked(s.ID) {
-			candidates = append(candidates, s)
-		}
-	}
-	b.mu.Unlock()
-	for _, s := range candidates {
+	for _, s := range b.sessions.forgettable(now, b.opts.ForgetAfter) {
 		if b.keepsState(s.ID) {
-			b.mu.Lock()
-			s.mailed = true // it has state; never a candidate again
-			b.mu.Unlock()
+			b.sessions.markMailed(s.ID) // it has state; never a candidate again
 			continue
 		}
-		b.mu.Lock()
-		gone := b.sessions[s.ID] == s && !s.Connected && !s.mailed
-		if gone {
-			b.forgetLocked(s)
+		if !b.sessions.forgetIdle(s.ID, now, b.opts.ForgetAfter) {
+			continue
 		}
-		b.mu.Unlock()
-		if gone {
-			if err := b.dropInbox(s.ID); err != nil {
-				b.log.Warn("forget idle session", "id", s.ID, "err", err)
-			}
-			b.log.Info("session forgotten", "id", s.ID, "name", s.Name, "reason", "never held a message", "disconnected_for", now.Sub(s.LastSeen).Round(time.Second))
+		b.sends.forgetTarget(s.ID)
+		if err := b.dropInbox(s.ID); err != nil {
+			b.log.Warn("forget idle session", "id", s.ID, "err", err)
 		}
+		b.log.Info("session forgotten", "id", s.ID, "name", s.Name, "reason", "never held a message", "disconnected_for", now.Sub(s.LastSeen).Round(time.Second))
 	}
-	b.mu.Lock()
-	b.armSweepLocked()
-	b.mu.Unlock()
+	b.armSweep()
 }
 
-// inAskLocked reports whether an unresolved ask involves session sid.
-func (b *Broker) inAskLocked(sid string) bool {
-	for _, a := range b.asks {
-		if a.from == sid || a.to == sid {
-			return true
+// idleLocked reports whether s may be forgotten at now: disconnected for
+// after, never mailed, lasting, and in no ask.
+func (t *sessionTable) idleLocked(s *session, now time.Time, after time.Duration) bool {
+	return !s.Connected && !s.Ephemeral && !s.mailed && now.Sub(s.LastSeen) >= after && !t.asks.involves(s.ID)
+}
+
+// forgettable returns copies of the sessions that may be forgotten at now.
+func (t *sessionTable) forgettable(now time.Time, after time.Duration) []session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []session
+	for _, s := range t.byID {
+		if t.idleLocked(s, now, after) {
+			out = append(out, *s)
 		}
 	}
-	return false
+	return out
+}
+
+// markMailed keeps session sid for good.
+func (t *sessionTable) markMailed(sid string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[sid]; s != nil {
+		s.mailed = true
+	}
+}
+
+// forgetIdle forgets session sid if it still may be forgotten.
+func (t *sessionTable) forgetIdle(sid string, now time.Time, after time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[sid]
+	if s == nil || !t.idleLocked(s, now, after) {
+		return false
+	}
+	t.forgetLocked(s)
+	return true
 }
 
 // keepsState reports whether the store holds mail, a topic subscription or
@@ -86,13 +93,13 @@ func (b *Broker) keepsState(sid string) bool {
 	keep := true
 	_ = b.st.View(func(txn *store.Txn) error {
 		found := false
-		store.Keys(txn, inboxPrefix(sid), func(string) bool { found = true; return false })
-		for _, prefix := range []string{"tsub/", "trec/"} {
+		txn.Keys(store.InboxPrefix(sid), func(string) bool { found = true; return false })
+		for _, prefix := range []string{store.TopicSubsAll, store.TopicRecordsAll} {
 			if found {
 				break
 			}
-			store.Keys(txn, prefix, func(k string) bool {
-				found = strings.HasSuffix(k, "\x00"+sid)
+			txn.Keys(prefix, func(k string) bool {
+				found = store.TopicKeyOf(k, sid)
 				return !found
 			})
 		}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -31,17 +32,11 @@ func (b *Broker) watchStore() {
 	defer t.Stop()
 	for {
 		select {
-		case <-b.closeDone:
+		case <-b.tasks.Done():
 			return
 		case <-b.storeDown:
 			return
 		case <-t.C:
-		}
-		b.mu.Lock()
-		closed := b.closed
-		b.mu.Unlock()
-		if closed {
-			return
 		}
 		if err := b.st.Probe(); err != nil {
 			b.storeFailed(err)
@@ -58,7 +53,7 @@ func (b *Broker) storeFailed(err error) {
 		err = b.st.Err()
 		b.log.Error("store unavailable: stopping the broker", "err", err)
 		if b.cmt != nil {
-			b.cmt.fail(err)
+			b.cmt.Fail(err)
 		}
 		close(b.storeDown)
 	})
@@ -66,8 +61,9 @@ func (b *Broker) storeFailed(err error) {
 
 // closeStore saves last-seen times and closes the store; a store that
 // failed (or fails its probe now) is given failedCloseWait, and is left to
-// the process's exit after that.
-func (b *Broker) closeStore() {
+// the process's exit after that. It returns the error of closing a healthy
+// store.
+func (b *Broker) closeStore() error {
 	if err := b.st.Probe(); err != nil && b.st.Err() == nil {
 		b.storeFailed(err) // found at shutdown: a SIGTERM while the disk fails
 	}
@@ -77,13 +73,30 @@ func (b *Broker) closeStore() {
 	done := make(chan error, 1)
 	go func() { done <- b.st.Close() }()
 	if b.st.Err() == nil {
-		if err := <-done; err != nil {
+		err := <-done
+		if err != nil {
 			b.log.Warn("close store", "err", err)
 		}
-		return
+		return err
 	}
 	select {
 	case <-done:
 	case <-time.After(failedCloseWait):
 	}
+	return nil
+}
+
+// persistLastSeen saves every lasting session's record, connected ones
+// seen now.
+func (b *Broker) persistLastSeen() {
+	recs := b.sessions.records()
+	_ = b.st.Update(func(txn *store.Txn) error {
+		for _, r := range recs {
+			data, _ := json.Marshal(r)
+			if err := txn.Set(store.SessionKey(r.ID), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -2,9 +2,8 @@ package broker
 
 import (
 	"encoding/json"
-	"errors"
-	"sort"
-	"strings"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -12,20 +11,16 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
+// Sessions and presence: who is registered, by which connection, in which
+// state. The rows clients see are built in list.go; the request handlers
+// are in register.go.
+
 // session is the broker's view of one session.
 type session struct {
 	wire.Session
-	acceptsSet *bool                // explicit accepts_asks from the holder
-	cid        uint64               // holding NATS connection, 0 when none
-	holder     bool                 // wants pushes on wire.Deliver(id, token)
-	token      string               // the holder's delivery token
-	inflight   map[string]bool      // pushed to the holder, not yet acked
-	held       map[string]time.Time // replace-mode messages held until then
-	dropped    map[string]bool      // replaced, deletion in flight
-	claimed    map[string]bool      // replies handed to an ask waiter
-	flushing   bool
-	dirty      bool
-	mailed     bool // a message was ever stored for it (gc.go never forgets it)
+	acceptsSet *bool  // explicit accepts_asks from the holder
+	cid        uint64 // holding NATS connection, 0 when none
+	mailed     bool   // a message was ever stored for it (gc.go never forgets it)
 	created    time.Time
 }
 
@@ -41,42 +36,68 @@ type record struct {
 	Mailed   bool      `json:"mailed,omitempty"`
 }
 
-func newSession(id string, created time.Time) *session {
-	return &session{
-		Session:  wire.Session{ID: id},
-		created:  created,
-		inflight: map[string]bool{}, held: map[string]time.Time{},
-		dropped: map[string]bool{}, claimed: map[string]bool{},
-	}
-}
-
-func sessKey(id string) string { return "sess/" + id }
-
 func (s *session) record() record {
 	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen, Mailed: s.mailed}
 }
 
-func (b *Broker) loadSessions() error {
-	return b.st.View(func(txn *store.Txn) error {
-		return store.Scan(txn, "sess/", func(_ string, v []byte) (bool, error) {
+func (s *session) peer() wire.Peer { return wire.Peer{ID: s.ID, Name: s.Name, Cwd: s.Cwd} }
+
+// applyState derives State and AcceptsAsks from the status.
+func (s *session) applyState() {
+	s.State = presence.DeriveState(s.Status, s.acceptsSet)
+	if s.acceptsSet != nil {
+		s.AcceptsAsks = *s.acceptsSet
+	} else {
+		s.AcceptsAsks = s.State == wire.StateIdle
+	}
+}
+
+// sessionTable holds every known session, the connections holding them and
+// the connections that closed lately. Lock order: sendState.mu may be held
+// around it; inside its own lock it takes askTable.mu (retiring and counting
+// asks) and delivery.mu (attach, detach, idle), never the reverse.
+type sessionTable struct {
+	mu      sync.Mutex
+	byID    map[string]*session
+	byCID   map[uint64]map[string]bool // holding connection -> its session ids
+	gone    map[uint64]time.Time       // recently closed connections (register races)
+	targets map[string]string          // display targets; nil after sessions change
+	asks    *askTable
+	deliv   *delivery
+}
+
+func newSessionTable(asks *askTable, deliv *delivery) *sessionTable {
+	return &sessionTable{byID: map[string]*session{}, byCID: map[uint64]map[string]bool{}, gone: map[uint64]time.Time{}, asks: asks, deliv: deliv}
+}
+
+// load reads the stored sessions, all disconnected.
+func (t *sessionTable) load(st *store.Store, log *slog.Logger) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return st.View(func(txn *store.Txn) error {
+		return txn.Scan(store.SessionPrefix, func(_ string, v []byte) (bool, error) {
 			var r record
 			if err := json.Unmarshal(v, &r); err != nil {
-				b.log.Warn("skip unreadable session record", "err", err)
+				log.Warn("skip unreadable session record", "err", err)
 				return true, nil
 			}
-			s := newSession(r.ID, r.Created)
+			s := &session{Session: wire.Session{ID: r.ID}, created: r.Created}
 			s.Name, s.Cwd, s.Project, s.Model = r.Name, r.Cwd, r.Project, r.Model
 			s.State, s.LastSeen, s.mailed = wire.StateDisconnected, r.LastSeen, r.Mailed
-			b.sessions[r.ID] = s
+			t.byID[r.ID] = s
+			t.deliv.add(r.ID)
 			return true, nil
 		})
 	})
 }
 
-func (b *Broker) persistLastSeen() {
-	b.mu.Lock()
+// records returns what is persisted of every lasting session, connected
+// ones seen now.
+func (t *sessionTable) records() []record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var recs []record
-	for _, s := range b.sessions {
+	for _, s := range t.byID {
 		if !s.Ephemeral {
 			if s.Connected {
 				s.LastSeen = time.Now().UTC()
@@ -84,97 +105,86 @@ func (b *Broker) persistLastSeen() {
 			recs = append(recs, s.record())
 		}
 	}
-	b.mu.Unlock()
-	_ = b.st.Update(func(txn *store.Txn) error {
-		for _, r := range recs {
-			data, _ := json.Marshal(r)
-			if err := txn.Set([]byte(sessKey(r.ID)), data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return recs
 }
 
-func badRequest(err error) error { return wire.Errorf(wire.CodeBadRequest, "%v", err) }
+// get returns a copy of session sid.
+func (t *sessionTable) get(sid string) (session, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[sid]
+	if s == nil {
+		return session{}, false
+	}
+	return *s, true
+}
 
-func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error) {
-	if req.Name != "" {
-		if err := presence.ValidateName(req.Name); err != nil {
-			return nil, badRequest(err)
-		}
+// known reports whether sid is a session.
+func (t *sessionTable) known(sid string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[sid] != nil
+}
+
+// holderOther returns the connection holding session sid if it is not cid
+// (0 when there is none).
+func (t *sessionTable) holderOther(sid string, cid uint64) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[sid]; sid != "" && s != nil && s.Connected && s.cid != 0 && s.cid != cid {
+		return s.cid
 	}
-	if req.ID != "" {
-		if err := presence.ValidID(req.ID); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	if err := presence.ValidLabel("cwd", req.Cwd); err != nil {
-		return nil, badRequest(err)
-	}
-	if req.Project == "" {
-		req.Project = req.Cwd
-	}
-	if req.Status == "" {
-		req.Status = "idle"
-	}
-	if err := presence.ValidateStatus(req.Status); err != nil {
-		return nil, badRequest(err)
-	}
-	if req.Model != "" {
-		if err := presence.ValidLabel("model", req.Model); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	if req.Holder && !validToken(req.HolderToken) {
-		return nil, wire.Errorf(wire.CodeBadRequest, "register: a holder needs a holder_token of 1-64 letters and digits")
-	}
-	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
-		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
-	}
-	// Is the connection of the session's current holder still open? Asked
-	// before taking the lock (the server answers under its own locks); if the
-	// holder changes meanwhile, the newer one counts as open.
-	prevCID, prevOpen := uint64(0), false
-	b.mu.Lock()
-	if s := b.sessions[req.ID]; req.ID != "" && s != nil && s.Connected && s.cid != 0 && s.cid != req.ClientID {
-		prevCID = s.cid
-	}
-	b.mu.Unlock()
-	if prevCID != 0 {
-		prevOpen = b.connOpen(prevCID)
-	}
-	now := time.Now().UTC()
-	b.mu.Lock()
-	if _, closed := b.gone[req.ClientID]; closed && req.ClientID != 0 {
-		// The connection closed between the check above and now: do not
+	return 0
+}
+
+// connGone reports whether connection cid closed lately.
+func (t *sessionTable) connGone(cid uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, closed := t.gone[cid]
+	return closed
+}
+
+// registration is the outcome of register.
+type registration struct {
+	row     wire.Session
+	rec     record
+	existed bool
+}
+
+// register creates or resumes the session req names for connection
+// req.ClientID. prevCID is the holder that held it when the caller looked
+// (holderOther) and prevOpen whether that connection was still open then.
+func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOpen bool, now time.Time) (registration, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, closed := t.gone[req.ClientID]; closed && req.ClientID != 0 {
+		// The connection closed between the caller's check and now: do not
 		// mark a session connected to it forever.
-		b.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
+		return registration{}, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
 	}
-	s, existed := b.sessions[req.ID]
+	s, existed := t.byID[req.ID]
 	switch {
 	case req.ID == "":
 		s = nil
 	case existed && s.Connected && s.cid != 0 && s.cid != req.ClientID && (s.cid != prevCID || prevOpen):
 		if req.Resume || req.Exact {
-			name := s.Name
-			b.mu.Unlock()
-			return nil, wire.Errorf(wire.CodeHeld, "session %s (%s) is held by another running holder; stop that holder first", req.ID, name)
+			return registration{}, wire.Errorf(wire.CodeHeld, "session %s (%s) is held by another running holder; stop that holder first", req.ID, s.Name)
 		}
 		s, existed = nil, false
 		req.ID = ""
 	case !existed && req.Resume:
-		b.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q to resume", req.ID)
+		return registration{}, wire.Errorf(wire.CodeNotFound, "no session with id %q to resume", req.ID)
 	}
 	if s == nil {
 		id := req.ID
 		if id == "" {
 			id = presence.NewID()
 		}
-		s = newSession(id, now)
+		s = &session{Session: wire.Session{ID: id}, created: now}
 		existed = false
+		t.deliv.remove(id) // a fresh session starts with an empty box
+		t.deliv.add(id)
 	}
 	if req.Name != "" {
 		s.Name = req.Name
@@ -186,209 +196,108 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 		s.Model = req.Model
 	}
 	s.Status, s.acceptsSet = req.Status, req.AcceptsAsks
-	b.applyStateLocked(s)
+	s.applyState()
 	s.Connected, s.LastSeen = true, now
 	if s.cid != 0 && s.cid != req.ClientID {
-		b.unmapCIDLocked(s.cid, s.ID)
+		t.unmapCIDLocked(s.cid, s.ID)
 	}
-	s.cid, s.holder, s.token = req.ClientID, req.Holder, req.HolderToken
-	s.inflight, s.claimed = map[string]bool{}, map[string]bool{} // a new holder gets every unacked message again
-	// A new holder gets its backlog first: mark the flush as running now, so
-	// a send arriving before the flush goroutine starts is not pushed ahead
-	// of older stored messages (it sets dirty and the flush picks it up).
-	startFlush := false
-	if req.Holder {
-		if s.flushing {
-			s.dirty = true
-		} else {
-			s.flushing, startFlush = true, true
-		}
-	}
+	s.cid = req.ClientID
+	t.deliv.attach(s.ID, req.Holder, req.HolderToken, s.State == wire.StateIdle)
 	if req.ClientID != 0 {
-		if b.byCID[req.ClientID] == nil {
-			b.byCID[req.ClientID] = map[string]bool{}
+		if t.byCID[req.ClientID] == nil {
+			t.byCID[req.ClientID] = map[string]bool{}
 		}
-		b.byCID[req.ClientID][s.ID] = true
+		t.byCID[req.ClientID][s.ID] = true
 	}
-	b.sessions[s.ID] = s
-	b.targets = nil // names or the set of sessions changed
-	rec := s.record()
-	out := b.viewLocked(s, s.ID)
-	b.mu.Unlock()
-	if startFlush {
-		go b.flushLoop(s.ID, s)
-	}
-	if !req.Ephemeral {
-		data, _ := json.Marshal(rec)
-		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) }); err != nil {
-			return nil, err
-		}
-	}
-	b.log.Info("session registered", "id", s.ID, "name", out.Name, "resumed", existed, "holder", req.Holder)
-	return &wire.RegisterReply{Session: out, Resumed: existed}, nil
+	t.byID[s.ID] = s
+	t.targets = nil // names or the set of sessions changed
+	return registration{row: t.viewLocked(s, s.ID), rec: s.record(), existed: existed}, nil
 }
 
-// applyStateLocked derives State and AcceptsAsks from the status.
-func (b *Broker) applyStateLocked(s *session) {
-	s.State = presence.DeriveState(s.Status, s.acceptsSet)
-	if s.acceptsSet != nil {
-		s.AcceptsAsks = *s.acceptsSet
-	} else {
-		s.AcceptsAsks = s.State == wire.StateIdle
-	}
+// detached is a session that lost its connection; the caller persists its
+// record, or drops the inbox of an ephemeral one, outside the lock.
+type detached struct {
+	id, name  string
+	ephemeral bool
+	rec       record
 }
 
 // detachLocked marks s disconnected (or removes it if ephemeral) and retires
 // the asks that depended on it.
-func (b *Broker) detachLocked(s *session, why string) {
-	s.Connected, s.cid, s.holder = false, 0, false
+func (t *sessionTable) detachLocked(s *session) detached {
+	s.Connected, s.cid = false, 0
 	s.State, s.AcceptsAsks = wire.StateDisconnected, false
 	s.LastSeen = time.Now().UTC()
-	s.inflight, s.claimed = map[string]bool{}, map[string]bool{}
-	b.retireAsksOfLocked(s.ID)
+	t.deliv.detach(s.ID)
+	t.asks.retireOf(s.ID)
 	if s.Ephemeral {
-		delete(b.sessions, s.ID)
-		b.targets = nil
-		go b.dropInbox(s.ID)
-	} else {
-		rec := s.record()
-		go func() {
-			data, _ := json.Marshal(rec)
-			_ = b.st.Update(func(txn *store.Txn) error { return txn.Set([]byte(sessKey(rec.ID)), data) })
-		}()
+		delete(t.byID, s.ID)
+		t.deliv.remove(s.ID)
+		t.targets = nil
 	}
-	b.log.Info("session "+why, "id", s.ID, "name", s.Name)
+	return detached{id: s.ID, name: s.Name, ephemeral: s.Ephemeral, rec: s.record()}
 }
 
-func (b *Broker) unregister(req wire.SessionRef) (*wire.Empty, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.sessions[req.SessionID]
+// connClosed detaches the sessions connection cid held and remembers it
+// closed.
+func (t *sessionTable) connClosed(cid uint64) []detached {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gone[cid] = time.Now()
+	if len(t.gone) > 10000 {
+		for c, at := range t.gone {
+			if time.Since(at) > time.Minute {
+				delete(t.gone, c)
+			}
+		}
+	}
+	var out []detached
+	for sid := range t.byCID[cid] {
+		if s := t.byID[sid]; s != nil && s.cid == cid {
+			out = append(out, t.detachLocked(s))
+		}
+	}
+	delete(t.byCID, cid)
+	return out
+}
+
+// unregister detaches session sid; nil when it was not connected.
+func (t *sessionTable) unregister(sid string) (*detached, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[sid]
 	if s == nil {
-		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
-	}
-	if s.Connected {
-		b.unmapCIDLocked(s.cid, s.ID)
-		b.detachLocked(s, "unregistered")
-	}
-	return &wire.Empty{}, nil
-}
-
-// viewLocked returns the public row of s with its target and counts.
-func (b *Broker) viewLocked(s *session, self string) wire.Session {
-	r := s.Session
-	r.Target = b.targetsLocked()[s.ID]
-	r.Self = s.ID == self
-	for _, a := range b.asks {
-		if a.to == s.ID {
-			r.PendingAsks++
-		}
-	}
-	return r
-}
-
-// targetsLocked returns every session's display target; it is recomputed
-// only after the set of sessions or their names changed.
-func (b *Broker) targetsLocked() map[string]string {
-	if b.targets != nil {
-		return b.targets
-	}
-	rows := make([]*wire.Session, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		rows = append(rows, &wire.Session{ID: s.ID, Name: s.Name})
-	}
-	presence.AssignTargets(rows)
-	b.targets = make(map[string]string, len(rows))
-	for _, r := range rows {
-		b.targets[r.ID] = r.Target
-	}
-	return b.targets
-}
-
-// rowsLocked returns every known session with targets assigned.
-func (b *Broker) rowsLocked(self string) []*wire.Session {
-	rows := make([]*wire.Session, 0, len(b.sessions))
-	pending := map[string]int{}
-	for _, a := range b.asks {
-		pending[a.to]++
-	}
-	targets := b.targetsLocked()
-	for _, s := range b.sessions {
-		r := s.Session
-		r.PendingAsks = pending[s.ID]
-		r.Self = s.ID == self
-		r.Target = targets[s.ID]
-		rows = append(rows, &r)
-	}
-	return rows
-}
-
-func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
-	scope := req.Scope
-	if scope == "" {
-		scope = "project"
-	}
-	if scope != "project" && scope != "all" {
-		return nil, wire.Errorf(wire.CodeBadRequest, "invalid scope %q: want project or all", scope)
-	}
-	b.mu.Lock()
-	rows := b.rowsLocked(req.Self)
-	if scope == "all" {
-		for _, r := range b.remoteRowsLocked() {
-			rows = append(rows, &r)
-		}
-	}
-	b.mu.Unlock()
-	out := make([]wire.Session, 0, len(rows))
-	for _, r := range rows {
-		if r.Self {
-			out = append(out, *r)
-			continue
-		}
-		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
-			continue
-		}
-		if scope == "project" && req.Project != "" && r.Project != req.Project && r.Host == "" {
-			continue
-		}
-		out = append(out, *r)
-	}
-	if len(out) > 0 {
-		counts := b.queuedCounts()
-		for i := range out {
-			out[i].Queued = counts[out[i].ID]
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Self != out[j].Self {
-			return out[i].Self
-		}
-		if out[i].Connected != out[j].Connected {
-			return out[i].Connected
-		}
-		if ni, nj := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name); ni != nj {
-			return ni < nj
-		}
-		return out[i].ID < out[j].ID
-	})
-	return &wire.ListReply{Sessions: out}, nil
-}
-
-func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
-	if req.Status != "" {
-		if err := presence.ValidateStatus(req.Status); err != nil {
-			return nil, badRequest(err)
-		}
-	}
-	b.mu.Lock()
-	s := b.sessions[req.SessionID]
-	if s == nil {
-		b.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", sid)
 	}
 	if !s.Connected {
-		b.mu.Unlock()
-		return nil, wire.Errorf(wire.CodePeerOffline, "session %s (%s) is not connected; attach it first", s.Name, s.ID)
+		return nil, nil
+	}
+	t.unmapCIDLocked(s.cid, s.ID)
+	d := t.detachLocked(s)
+	return &d, nil
+}
+
+// unmapCIDLocked forgets that connection cid holds session sid.
+func (t *sessionTable) unmapCIDLocked(cid uint64, sid string) {
+	if m := t.byCID[cid]; m != nil {
+		delete(m, sid)
+		if len(m) == 0 {
+			delete(t.byCID, cid)
+		}
+	}
+}
+
+// setState applies a lifecycle report of a connected session; it reports
+// whether the session just became idle.
+func (t *sessionTable) setState(req wire.StateRequest) (wire.Session, bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[req.SessionID]
+	if s == nil {
+		return wire.Session{}, false, wire.Errorf(wire.CodeNotFound, "no session with id %q", req.SessionID)
+	}
+	if !s.Connected {
+		return wire.Session{}, false, wire.Errorf(wire.CodePeerOffline, "session %s (%s) is not connected; attach it first", s.Name, s.ID)
 	}
 	wasIdle := s.State == wire.StateIdle
 	if req.Status != "" {
@@ -400,79 +309,79 @@ func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
 	} else if req.Status != "" {
 		s.acceptsSet = nil
 	}
-	b.applyStateLocked(s)
+	s.applyState()
 	s.LastSeen = time.Now().UTC()
-	out := b.viewLocked(s, s.ID)
 	nowIdle := s.State == wire.StateIdle
-	b.mu.Unlock()
-	if nowIdle && !wasIdle {
-		b.mu.Lock()
-		b.wakeWaitersLocked(s.ID) // queued messages are deliverable now
-		b.mu.Unlock()
-		go b.flush(s.ID)
-	}
-	return &out, nil
+	t.deliv.setIdle(s.ID, nowIdle)
+	return t.viewLocked(s, s.ID), nowIdle && !wasIdle, nil
 }
 
-// lookupLocked resolves a target for a sender.
-func (b *Broker) lookupLocked(target, self string) (*session, error) {
-	if s := b.sessions[target]; s != nil && target != self { // an exact id
-		return s, nil
+// touch records intercom activity of session sid at now.
+func (t *sessionTable) touch(sid string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[sid]; s != nil {
+		s.LastIntercomActivity = &now
 	}
-	rows := b.rowsLocked(self)
-	r, err := presence.Resolve(rows, target, self)
-	if err != nil {
-		var amb *presence.AmbiguousError
-		switch {
-		case errors.As(err, &amb):
-			return nil, &wire.Error{Code: wire.CodeAmbiguous, Message: err.Error(), Choices: amb.Choices}
-		case errors.Is(err, presence.ErrSelf):
-			return nil, wire.Errorf(wire.CodeSelf, "Cannot message the current session (%s)", target)
-		case errors.Is(err, presence.ErrShort):
-			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
-		default:
-			return nil, wire.Errorf(wire.CodeNotFound, "no session matches %q (see `intercom list --scope all --all`)", target)
+}
+
+// stored records a message from sender to target just stored at now and,
+// for an ask, registers a (timing out after timeout) in the same step: a
+// target that went away while the send was committed retired no ask yet,
+// so the asker learns it now, not at its timeout. It reports whether the
+// target is still known and connected.
+func (t *sessionTable) stored(sender, target string, now time.Time, a *ask, timeout time.Duration) (known, connected bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[sender]; s != nil {
+		s.LastIntercomActivity = &now
+	}
+	to := t.byID[target]
+	if to == nil { // forgotten meanwhile
+		return false, false
+	}
+	to.LastIntercomActivity = &now
+	to.mailed = true
+	if a != nil {
+		t.asks.add(a, timeout)
+		if !to.Connected {
+			t.asks.retireOf(to.ID)
 		}
 	}
-	return b.sessions[r.ID], nil
+	return true, to.Connected
 }
 
-// unmapCIDLocked forgets that connection cid holds session sid.
-func (b *Broker) unmapCIDLocked(cid uint64, sid string) {
-	if m := b.byCID[cid]; m != nil {
-		delete(m, sid)
-		if len(m) == 0 {
-			delete(b.byCID, cid)
+// forget removes disconnected session sid from memory: its asks, its name
+// and its box. The caller drops its store and its replace-mode entries.
+func (t *sessionTable) forget(sid string) (session, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[sid]
+	if s == nil {
+		return session{}, wire.Errorf(wire.CodeNotFound, "no session with id %q", sid)
+	}
+	if s.Connected {
+		return session{}, wire.Errorf(wire.CodeBadRequest, "session %s (%s) is connected; detach it before forgetting it", s.Name, s.ID)
+	}
+	t.forgetLocked(s)
+	return *s, nil
+}
+
+func (t *sessionTable) forgetLocked(s *session) {
+	t.asks.retireOf(s.ID)
+	delete(t.byID, s.ID)
+	t.deliv.remove(s.ID)
+	t.targets = nil
+}
+
+// counts reports the sessions known and connected (stats).
+func (t *sessionTable) counts() (known, connected int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.byID {
+		if s.Connected {
+			connected++
 		}
 	}
-}
-
-// validToken reports whether t can be the last token of a delivery subject.
-func validToken(t string) bool {
-	if t == "" || len(t) > 64 {
-		return false
-	}
-	for _, r := range t {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// queuedCounts counts every session's stored, unacknowledged messages (one
-// key-only pass over the inboxes).
-func (b *Broker) queuedCounts() map[string]int {
-	counts := map[string]int{}
-	_ = b.st.View(func(txn *store.Txn) error {
-		store.Keys(txn, "inbox/", func(key string) bool {
-			rest := key[len("inbox/"):]
-			if i := strings.IndexByte(rest, '/'); i > 0 {
-				counts[rest[:i]]++
-			}
-			return true
-		})
-		return nil
-	})
-	return counts
+	return len(t.byID), connected
 }

@@ -14,19 +14,10 @@ func (b *Broker) stats(struct{}) (*wire.Stats, error) {
 	liveHeap.collect() // the figures show what is live, not garbage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st := &wire.Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sessions: len(b.sessions),
-		Clients: len(b.clients), Asks: len(b.asks), Traces: len(b.traces),
-		TraceEventsPending: len(b.tlog.queue) + b.tlog.writing}
-	for _, s := range b.sessions {
-		if s.Connected {
-			st.Connected++
-		}
-	}
-	for _, w := range b.waiters {
-		st.Waiters += len(w)
-	}
+	st := &wire.Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc,
+		Clients: b.idle.count(), Asks: b.asks.count(), Waiters: b.waiters.count()}
+	st.Sessions, st.Connected = b.sessions.counts()
+	st.Traces, st.TraceEventsPending = b.traces.counts()
 	return st, nil
 }
 

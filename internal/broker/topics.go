@@ -4,23 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Topics: each sender has one current record per topic (trec/<topic>\x00<sender>)
-// and each subscription is a key (tsub/<topic>\x00<session>). Records and
-// subscriptions live in Badger; wake-ups travel as ordinary inbox messages,
-// written in the same transaction as the record.
-
-func trecKey(topic, sid string) string { return "trec/" + topic + "\x00" + sid }
-func tsubKey(topic, sid string) string { return "tsub/" + topic + "\x00" + sid }
+// Topics: each sender has one current record per topic
+// (store.TopicRecordKey) and each subscription is a key (store.TopicSubKey).
+// Records and subscriptions live in the store; wake-ups travel as ordinary
+// inbox messages, written in the same transaction as the record.
 
 // storedRecord is a topic record on disk.
 type storedRecord struct {
@@ -42,25 +37,17 @@ type storedSub struct {
 	Since        time.Time `json:"since"`
 }
 
-// commitWait runs apply through the ordered committer and waits for it.
-func (b *Broker) commitWait(apply func(*store.Txn) error) error {
-	done := make(chan error, 1)
-	b.cmt.Submit(op{apply: apply, after: func(err error) { done <- err }})
-	return <-done
-}
-
-func (b *Broker) topicSession(sid, verb string) (*session, error) {
+// topicSession returns the session sid that holds topic state.
+func (b *Broker) topicSession(sid, verb string) (session, error) {
 	if _, _, remote := wire.SplitRemote(sid); remote {
-		return &session{Session: wire.Session{ID: sid}}, nil // a bridged host's session
+		return session{Session: wire.Session{ID: sid}}, nil // a bridged host's session
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.sessions[sid]
-	if s == nil {
-		return nil, wire.Errorf(wire.CodeNotFound, "%s: no session with id %q", verb, sid)
+	s, ok := b.sessions.get(sid)
+	if !ok {
+		return session{}, wire.Errorf(wire.CodeNotFound, "%s: no session with id %q", verb, sid)
 	}
 	if s.Ephemeral {
-		return nil, wire.Errorf(wire.CodeBadRequest, "%s: an ephemeral session cannot hold topic state; pass --session", verb)
+		return session{}, wire.Errorf(wire.CodeBadRequest, "%s: an ephemeral session cannot hold topic state; pass --session", verb)
 	}
 	return s, nil
 }
@@ -69,18 +56,18 @@ func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply
 	if res, ok, err := b.forwardSubscription("subscribe", req); ok {
 		return res, err
 	}
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return nil, badRequest(err)
+	if err := wire.ValidateSubscribe(req); err != nil {
+		return nil, err
 	}
 	if _, err := b.topicSession(req.SessionID, "subscribe"); err != nil {
 		return nil, err
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic, AwaitRelease: req.AwaitRelease}
-	err := b.commitWait(func(txn *store.Txn) error {
-		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+	err := b.cmt.Wait(func(txn *store.Txn) error {
+		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
 		out.Existed = err == nil
 		data, _ := json.Marshal(storedSub{Topic: req.Topic, SessionID: req.SessionID, AwaitRelease: req.AwaitRelease, Since: time.Now().UTC()})
-		return txn.Set([]byte(tsubKey(req.Topic, req.SessionID)), data)
+		return txn.Set(store.TopicSubKey(req.Topic, req.SessionID), data)
 	})
 	if err != nil {
 		return nil, classify(err)
@@ -92,71 +79,22 @@ func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeRep
 	if res, ok, err := b.forwardSubscription("unsubscribe", req); ok {
 		return res, err
 	}
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return nil, badRequest(err)
+	if err := wire.ValidateSubscribe(req); err != nil {
+		return nil, err
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic}
-	err := b.commitWait(func(txn *store.Txn) error {
-		_, err := store.Get(txn, tsubKey(req.Topic, req.SessionID))
+	err := b.cmt.Wait(func(txn *store.Txn) error {
+		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
 		if err == store.ErrNotFound {
-			return opError{wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic)}
+			return store.Refuse(wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic))
 		}
 		out.Existed = true
-		return txn.Delete([]byte(tsubKey(req.Topic, req.SessionID)))
+		return txn.Delete(store.TopicSubKey(req.Topic, req.SessionID))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func validatePublish(req *wire.PublishRequest) error {
-	bad := func(f string, a ...any) error { return wire.Errorf(wire.CodeBadRequest, f, a...) }
-	if err := presence.ValidateTopic(req.Topic); err != nil {
-		return bad("%v", err)
-	}
-	if req.Event == "" {
-		req.Event = wire.EventUpdate
-	}
-	switch req.Event {
-	case wire.EventUpdate, wire.EventBlocker, wire.EventDecision, wire.EventRelease:
-	default:
-		return bad("invalid event %q: want update, blocker, decision or release", req.Event)
-	}
-	if strings.TrimSpace(req.Message) == "" {
-		return bad("publish: message is required (a record is self-contained current state)")
-	}
-	if err := presence.ValidText("message", req.Message); err != nil {
-		return bad("%v", err)
-	}
-	if len(req.Message) > wire.MaxMessageBytes {
-		return wire.Errorf(wire.CodeTooLarge, "message too large (%d bytes; max %d)", len(req.Message), wire.MaxMessageBytes)
-	}
-	if (req.Resource == "") != (req.Ownership == "") {
-		return bad("--resource and --ownership go together")
-	}
-	if req.Resource != "" {
-		if err := presence.ValidLabel("resource", req.Resource); err != nil || len(req.Resource) > 200 {
-			return bad("invalid resource %q", req.Resource)
-		}
-		switch req.Ownership {
-		case wire.OwnershipHeld, wire.OwnershipReleased:
-		default:
-			return bad("invalid ownership %q: want held or released", req.Ownership)
-		}
-	}
-	if req.Event == wire.EventRelease && req.Ownership == wire.OwnershipHeld {
-		return bad("a release cannot declare ownership held")
-	}
-	if req.Version < 0 {
-		return bad("invalid version")
-	}
-	if req.ClientMsgID != "" {
-		if err := presence.ValidLabel("client message id", req.ClientMsgID); err != nil || len(req.ClientMsgID) > 128 {
-			return bad("invalid client message id")
-		}
-	}
-	return nil
 }
 
 // onPublish stores a record and, for blocker/decision/release, a steer
@@ -173,9 +111,7 @@ func (b *Broker) onPublish(m *nats.Msg) {
 		fail(err)
 		return
 	}
-	b.mu.Lock()
-	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
-	b.mu.Unlock()
+	peer := from.peer()
 	if topic, host, ok := wire.SplitRemote(req.Topic); ok {
 		fwd := req
 		fwd.Topic = topic
@@ -199,7 +135,7 @@ func (b *Broker) onPublish(m *nats.Msg) {
 // publishAs stores peer's publication and its wake-ups and waits for the
 // commit. Wake-ups for subscribers on bridged hosts go to their outbox.
 func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.PublishReply, error) {
-	if err := validatePublish(&req); err != nil {
+	if err := wire.ValidatePublish(&req); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
@@ -217,24 +153,24 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	remoteHosts := map[string]bool{}
 	pkey := ""
 	if req.ClientMsgID != "" {
-		pkey = "pdedupe/" + peer.ID + "/" + req.ClientMsgID
+		pkey = store.PublishDedupeKey(peer.ID, req.ClientMsgID)
 	}
-	err = b.commitWait(func(txn *store.Txn) error {
+	err = b.cmt.Wait(func(txn *store.Txn) error {
 		wake, reply.Stale, reply.Woken, reply.Duplicate = nil, false, 0, false
 		clear(remoteHosts)
 		if pkey != "" { // applied before (a retry after a lost reply)?
-			if v, err := store.Get(txn, pkey); err == nil {
+			if v, err := txn.Get(pkey); err == nil {
 				reply.Duplicate = true
 				_, _ = fmt.Sscan(string(v), &reply.Seq)
 				return nil
 			} else if err != store.ErrNotFound {
 				return err
 			}
-			if err := txn.SetEntry(badgerEntry(pkey, fmt.Sprint(seq), b.retryMemory())); err != nil {
+			if err := txn.SetTTL(pkey, []byte(fmt.Sprint(seq)), b.retryMemory()); err != nil {
 				return err
 			}
 		}
-		if v, err := store.Get(txn, trecKey(req.Topic, peer.ID)); err == nil {
+		if v, err := txn.Get(store.TopicRecordKey(req.Topic, peer.ID)); err == nil {
 			var old storedRecord
 			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
 				reply.Stale, reply.Seq = true, old.Seq
@@ -244,14 +180,14 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 			return err
 		}
 		data, _ := json.Marshal(rec)
-		if err := txn.Set([]byte(trecKey(req.Topic, peer.ID)), data); err != nil {
+		if err := txn.Set(store.TopicRecordKey(req.Topic, peer.ID), data); err != nil {
 			return err
 		}
 		if req.Event == wire.EventUpdate {
 			return nil
 		}
 		var subs []storedSub
-		if err := store.Scan(txn, "tsub/"+req.Topic+"\x00", func(_ string, v []byte) (bool, error) {
+		if err := txn.Scan(store.TopicSubPrefix(req.Topic), func(_ string, v []byte) (bool, error) {
 			var s storedSub
 			if json.Unmarshal(v, &s) == nil {
 				subs = append(subs, s)
@@ -273,16 +209,16 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 				Delivery: wire.DeliverySteer, SentAt: now,
 				Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
 			}
-			key := inboxKey(s.SessionID, mseq)
+			key := store.InboxKey(s.SessionID, mseq)
 			if _, host, remote := wire.SplitRemote(s.SessionID); remote {
-				key = outboxKey(host, mseq)
+				key = store.OutboxKey(host, mseq)
 				remoteHosts[host] = true
 			}
 			data, _ := json.Marshal(msg)
-			if err := txn.Set([]byte(key), data); err != nil {
+			if err := txn.Set(key, data); err != nil {
 				return err
 			}
-			if err := txn.Set([]byte(midxKey(msg.ID)), []byte(key)); err != nil {
+			if err := txn.Set(store.MessageIndexKey(msg.ID), []byte(key)); err != nil {
 				return err
 			}
 			wake = append(wake, msg)
@@ -293,16 +229,13 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	if err != nil {
 		return nil, classify(err)
 	}
-	b.mu.Lock()
-	if s := b.sessions[peer.ID]; s != nil {
-		s.LastIntercomActivity = &now
-	}
+	b.sessions.touch(peer.ID, now)
 	for _, msg := range wake {
-		if s := b.sessions[msg.To]; s != nil {
-			b.pushLocked(s, []wire.Message{msg})
+		b.ledger.stored(wakeKey(msg), &msg)
+		if _, _, remote := wire.SplitRemote(msg.To); !remote {
+			b.deliv.push(msg.To, msg)
 		}
 	}
-	b.mu.Unlock()
 	for _, msg := range wake {
 		if _, host, remote := wire.SplitRemote(msg.To); remote {
 			b.publish(wire.BridgeOut(host), msg)
@@ -321,9 +254,7 @@ func (b *Broker) forwardSubscription(op string, req wire.SubscribeRequest) (*wir
 	if err != nil {
 		return nil, true, err
 	}
-	b.mu.Lock()
-	peer := wire.Peer{ID: from.ID, Name: from.Name, Cwd: from.Cwd}
-	b.mu.Unlock()
+	peer := from.peer()
 	fwd := req
 	fwd.Topic = topic
 	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: op, From: peer, Subscribe: &fwd})
@@ -338,33 +269,28 @@ func (b *Broker) forwardSubscription(op string, req wire.SubscribeRequest) (*wir
 func (b *Broker) topicsAnywhere(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 	topic, host, ok := wire.SplitRemote(req.Topic)
 	if !ok {
-		return b.topics(req)
+		return b.topicsPage(req, topicsPageBytes)
 	}
-	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "topics", Topic: topic})
+	res, err := b.forwardTopic(host, wire.BridgeTopic{Op: "topics", Topic: topic, Offset: req.Offset})
 	if err != nil {
 		return nil, err
 	}
 	for i := range res.Topics {
 		res.Topics[i].Topic += "@" + host
 	}
-	return &wire.TopicsReply{Topics: res.Topics}, nil
+	return &wire.TopicsReply{Topics: res.Topics, NextOffset: res.NextOffset}, nil
 }
 
 // topics reads current records, subscribers and resource owners.
 func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
-	if req.Topic != "" {
-		if err := presence.ValidateTopic(req.Topic); err != nil {
-			return nil, badRequest(err)
-		}
+	if err := wire.ValidateTopics(req); err != nil {
+		return nil, err
 	}
 	var recs []storedRecord
 	var subs []storedSub
-	recPrefix, subPrefix := "trec/", "tsub/"
-	if req.Topic != "" {
-		recPrefix, subPrefix = recPrefix+req.Topic+"\x00", subPrefix+req.Topic+"\x00"
-	}
+	recPrefix, subPrefix := store.TopicRecordPrefix(req.Topic), store.TopicSubPrefix(req.Topic)
 	err := b.st.View(func(txn *store.Txn) error {
-		if err := store.Scan(txn, recPrefix, func(_ string, v []byte) (bool, error) {
+		if err := txn.Scan(recPrefix, func(_ string, v []byte) (bool, error) {
 			var r storedRecord
 			if json.Unmarshal(v, &r) == nil {
 				recs = append(recs, r)
@@ -373,7 +299,7 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		}); err != nil {
 			return err
 		}
-		return store.Scan(txn, subPrefix, func(_ string, v []byte) (bool, error) {
+		return txn.Scan(subPrefix, func(_ string, v []byte) (bool, error) {
 			var s storedSub
 			if json.Unmarshal(v, &s) == nil {
 				subs = append(subs, s)
@@ -393,12 +319,12 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		byTopic[t] = ti
 		return ti
 	}
-	b.mu.Lock()
 	for _, r := range recs {
-		s := b.sessions[r.From.ID]
-		connected := s != nil && s.Connected || b.remoteConnectedLocked(r.From.ID)
-		if s != nil {
-			r.From.Name = s.Name
+		name, connected, local := b.sessions.nameOf(r.From.ID)
+		if local {
+			r.From.Name = name
+		} else {
+			connected = b.routes.connected(r.From.ID)
 		}
 		own := r.Ownership
 		if own == wire.OwnershipHeld && !connected {
@@ -410,21 +336,13 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 			Seq: r.Seq, Version: r.Version, PublishedAt: r.PublishedAt})
 	}
 	for _, sub := range subs {
-		name, connected := "", false
-		if s := b.sessions[sub.SessionID]; s != nil {
-			name, connected = s.Name, s.Connected
-		} else if id, host, ok := wire.SplitRemote(sub.SessionID); ok {
-			name, connected = id+"@"+host, b.remoteConnectedLocked(sub.SessionID)
-			for _, rs := range b.remoteRowsLocked() {
-				if rs.ID == sub.SessionID {
-					name = rs.Name
-				}
-			}
+		name, connected, local := b.sessions.nameOf(sub.SessionID)
+		if _, _, remote := wire.SplitRemote(sub.SessionID); !local && remote {
+			name, connected = b.routes.nameOf(sub.SessionID)
 		}
 		ti := get(sub.Topic)
 		ti.Subscribers = append(ti.Subscribers, wire.TopicSubscriber{SessionID: sub.SessionID, Name: name, AwaitRelease: sub.AwaitRelease, Connected: connected})
 	}
-	b.mu.Unlock()
 	out := &wire.TopicsReply{Topics: []wire.TopicInfo{}}
 	for _, ti := range byTopic {
 		sort.Slice(ti.Records, func(i, j int) bool { return ti.Records[i].Seq > ti.Records[j].Seq })
@@ -455,10 +373,10 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 
 // dropSubscriptions removes every subscription of a forgotten session.
 func (b *Broker) dropSubscriptions(sid string) error {
-	return b.commitWait(func(txn *store.Txn) error {
+	return b.cmt.Wait(func(txn *store.Txn) error {
 		var keys []string
-		if err := store.Scan(txn, "tsub/", func(k string, _ []byte) (bool, error) {
-			if strings.HasSuffix(k, "\x00"+sid) {
+		if err := txn.Scan(store.TopicSubsAll, func(k string, _ []byte) (bool, error) {
+			if store.TopicKeyOf(k, sid) {
 				keys = append(keys, k)
 			}
 			return true, nil
@@ -466,7 +384,7 @@ func (b *Broker) dropSubscriptions(sid string) error {
 			return err
 		}
 		for _, k := range keys {
-			if err := txn.Delete([]byte(k)); err != nil {
+			if err := txn.Delete(k); err != nil {
 				return err
 			}
 		}

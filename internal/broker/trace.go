@@ -1,25 +1,21 @@
 package broker
 
 import (
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strconv"
-	"strings"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Delivery timelines (`intercom trace`). Every push to a holder and every
 // fetch by inbox is kept in memory and written to the store as an event key
-// (tev/<id>/<unix nanos>-<p|f>) by the trace writer: one lingering committer
-// op at a time, so events share the fsync of the next send instead of
-// costing their own. A broker restart therefore keeps the timeline; only
-// events of the last moment before a crash (not yet committed) can be
-// missing. An ack writes the stored trace (trace/<id>) with the events in
-// memory; the event keys expire with it and traceOf merges both.
+// (store.TraceEventKey) by the trace writer: one lingering committer op at
+// a time, so events share the fsync of the next send instead of costing
+// their own. A broker restart therefore keeps the timeline; only events of
+// the last moment before a crash (not yet committed) can be missing. An ack
+// writes the stored trace (store.TraceKey) with the events in memory; the
+// event keys expire with it and traceOf merges both (trace_read.go).
 // A peek (inbox --peek, status) is not a fetch and records nothing.
 
 const (
@@ -39,265 +35,145 @@ type traceEvent struct {
 	fetch bool
 }
 
-// traceLog is the trace writer's state; queue is guarded by Broker.mu.
-type traceLog struct {
+// traceTable holds the timelines of unacked messages and the events on
+// their way to the store. It is a leaf: taken inside delivery.mu and inside
+// committer ops, it calls nothing.
+type traceTable struct {
+	mu      sync.Mutex
+	byID    map[string]*trace
 	queue   []traceEvent
-	writing int // events submitted, not yet committed
+	writing int  // events submitted, not yet committed
+	open    bool // the writer runs: events are queued for it
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-func traceKey(id string) string         { return "trace/" + id }
-func traceEventPrefix(id string) string { return "tev/" + id + "/" }
-
-func traceEventKey(ev traceEvent) string {
-	kind := "p"
-	if ev.fetch {
-		kind = "f"
-	}
-	return fmt.Sprintf("%s%020d-%s", traceEventPrefix(ev.id), ev.at.UnixNano(), kind)
+func newTraceTable() *traceTable {
+	return &traceTable{byID: map[string]*trace{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// parseTraceEvent reads an event key of message id.
-func parseTraceEvent(id, key string) (traceEvent, bool) {
-	rest := strings.TrimPrefix(key, traceEventPrefix(id))
-	nanos, kind, ok := strings.Cut(rest, "-")
-	n, err := strconv.ParseInt(nanos, 10, 64)
-	if !ok || err != nil || (kind != "p" && kind != "f") {
-		return traceEvent{}, false
-	}
-	return traceEvent{id: id, at: time.Unix(0, n).UTC(), fetch: kind == "f"}, true
-}
-
-func (b *Broker) traceLocked(id string) *trace {
-	t := b.traces[id]
-	if t == nil {
-		if len(b.traces) >= maxTraces {
-			for k := range b.traces {
-				delete(b.traces, k)
+func (t *traceTable) traceLocked(id string) *trace {
+	tr := t.byID[id]
+	if tr == nil {
+		if len(t.byID) >= maxTraces {
+			for k := range t.byID {
+				delete(t.byID, k)
 				break
 			}
 		}
-		t = &trace{}
-		b.traces[id] = t
+		tr = &trace{}
+		t.byID[id] = tr
 	}
-	return t
+	return tr
 }
 
-// recordLocked notes a push (or a fetch) of message id at now, in memory
-// and for the trace writer.
-func (b *Broker) recordLocked(id string, now time.Time, fetch bool) {
+// record notes a push (or a fetch) of message id at now, in memory and for
+// the trace writer.
+func (t *traceTable) record(id string, now time.Time, fetch bool) {
 	now = now.UTC()
-	t := b.traceLocked(id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tr := t.traceLocked(id)
 	if fetch {
-		t.fetched = append(t.fetched, now)
+		tr.fetched = append(tr.fetched, now)
 	} else {
-		t.pushed = append(t.pushed, now)
+		tr.pushed = append(tr.pushed, now)
 	}
-	if b.tlog.kick == nil || len(b.tlog.queue) >= maxTraceQueue {
+	if !t.open || len(t.queue) >= maxTraceQueue {
 		return
 	}
-	b.tlog.queue = append(b.tlog.queue, traceEvent{id: id, at: now, fetch: fetch})
+	t.queue = append(t.queue, traceEvent{id: id, at: now, fetch: fetch})
 	select {
-	case b.tlog.kick <- struct{}{}:
+	case t.kick <- struct{}{}:
 	default:
 	}
 }
 
-// startTraceWriter runs the trace writer until stopTraceWriter; it must
-// stop before the committer closes.
-func (b *Broker) startTraceWriter() {
-	kick, stop, done := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	b.mu.Lock()
-	b.tlog.kick, b.tlog.stop, b.tlog.done = kick, stop, done
-	b.mu.Unlock()
-	go b.traceWriter(kick, stop, done)
+// forget drops the timeline of a message that was acked or not stored.
+func (t *traceTable) forget(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byID, id)
 }
 
-func (b *Broker) stopTraceWriter() {
-	b.mu.Lock()
-	stop, done := b.tlog.stop, b.tlog.done
-	b.tlog.stop = nil
-	b.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-done
+// events returns copies of id's events this broker recorded.
+func (t *traceTable) events(id string) (pushed, fetched []time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tr := t.byID[id]; tr != nil {
+		return append([]time.Time(nil), tr.pushed...), append([]time.Time(nil), tr.fetched...)
+	}
+	return nil, nil
+}
+
+// counts reports the timelines in memory and the events not yet stored
+// (stats).
+func (t *traceTable) counts() (traces, pending int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID), len(t.queue) + t.writing
+}
+
+// startWriter runs the trace writer until stopWriter; it must stop before
+// the committer closes.
+func (t *traceTable) startWriter(cmt *store.Committer, log *slog.Logger) {
+	t.mu.Lock()
+	t.open = true
+	t.mu.Unlock()
+	go t.writer(cmt, log)
+}
+
+// stopWriter writes what is queued and ends the writer. It is idempotent.
+func (t *traceTable) stopWriter() {
+	t.mu.Lock()
+	open := t.open
+	t.open = false
+	t.mu.Unlock()
+	if open {
+		close(t.stop)
+		<-t.done
 	}
 }
 
-func (b *Broker) traceWriter(kick, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
+func (t *traceTable) writer(cmt *store.Committer, log *slog.Logger) {
+	defer close(t.done)
 	for stopping := false; !stopping; {
 		select {
-		case <-kick:
-		case <-stop:
+		case <-t.kick:
+		case <-t.stop:
 			stopping = true // write what is queued, then end
 		}
-		b.mu.Lock()
-		evs := b.tlog.queue
-		b.tlog.queue = nil
-		b.tlog.writing = len(evs)
-		b.mu.Unlock()
+		t.mu.Lock()
+		evs := t.queue
+		t.queue = nil
+		t.writing = len(evs)
+		t.mu.Unlock()
 		if len(evs) == 0 {
 			continue
 		}
 		written := make(chan struct{})
-		b.cmt.Submit(op{
-			apply: func(txn *store.Txn) error {
+		cmt.Submit(store.Op{
+			Apply: func(txn *store.Txn) error {
 				for _, ev := range evs {
-					if err := txn.SetEntry(badgerEntry(traceEventKey(ev), "", traceTTL)); err != nil {
+					if err := txn.SetTTL(store.TraceEventKey(ev.id, ev.at, ev.fetch), nil, traceTTL); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			after: func(err error) {
+			After: func(err error) {
 				if err != nil {
-					b.log.Debug("trace events not stored", "events", len(evs), "err", err)
+					log.Debug("trace events not stored", "events", len(evs), "err", err)
 				}
-				b.mu.Lock()
-				b.tlog.writing = 0
-				b.mu.Unlock()
+				t.mu.Lock()
+				t.writing = 0
+				t.mu.Unlock()
 				close(written)
 			},
-			size:   64 * len(evs),
-			linger: true,
+			Size:   64 * len(evs),
+			Linger: true,
 		})
 		<-written
 	}
-}
-
-// storedTrace is the timeline kept after an ack.
-type storedTrace struct {
-	From    wire.Peer   `json:"from"`
-	To      string      `json:"to"`
-	Stored  time.Time   `json:"stored_at"`
-	Pushed  []time.Time `json:"pushed_at,omitempty"`
-	Fetched []time.Time `json:"fetched_at,omitempty"`
-	Acked   time.Time   `json:"acked_at"`
-}
-
-// storedEvents reads the event keys of id.
-func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time) {
-	store.Keys(txn, traceEventPrefix(id), func(key string) bool {
-		if ev, ok := parseTraceEvent(id, key); ok {
-			if ev.fetch {
-				fetched = append(fetched, ev.at)
-			} else {
-				pushed = append(pushed, ev.at)
-			}
-		}
-		return true
-	})
-	return pushed, fetched
-}
-
-// mergeTimes returns the distinct times of all lists, oldest first.
-func mergeTimes(lists ...[]time.Time) []time.Time {
-	var out []time.Time
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
-	return slices.CompactFunc(out, func(a, b time.Time) bool { return a.Equal(b) })
-}
-
-// traceOf answers `intercom trace`.
-func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
-	out := &wire.Trace{ID: req.ID}
-	found := false
-	err := b.st.View(func(txn *store.Txn) error {
-		out.Pushed, out.Fetched = storedEvents(txn, req.ID)
-		if v, err := store.Get(txn, traceKey(req.ID)); err == nil {
-			var st storedTrace
-			if json.Unmarshal(v, &st) == nil {
-				acked := st.Acked
-				out.From, out.To, out.Stored, out.Acked = st.From, st.To, st.Stored, &acked
-				out.Pushed, out.Fetched = mergeTimes(st.Pushed, out.Pushed), mergeTimes(st.Fetched, out.Fetched)
-				out.State, found = "acked", true
-			}
-			return nil
-		}
-		key, err := store.Get(txn, midxKey(req.ID))
-		if err != nil {
-			return nil
-		}
-		v, err := store.Get(txn, string(key))
-		if err != nil {
-			return nil
-		}
-		var m wire.Message
-		if json.Unmarshal(v, &m) == nil {
-			out.From, out.To, out.Stored, out.State, found = m.From, m.To, m.SentAt, "stored", true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, wire.Errorf(wire.CodeNotFound, "no message %q (unknown, or acknowledged more than 7 days ago)", req.ID)
-	}
-	b.mu.Lock()
-	if t := b.traces[req.ID]; t != nil {
-		out.Pushed, out.Fetched = mergeTimes(out.Pushed, t.pushed), mergeTimes(out.Fetched, t.fetched)
-	}
-	b.mu.Unlock()
-	if out.State == "stored" {
-		switch {
-		case len(out.Pushed) > 0:
-			out.State = "pushed"
-		case len(out.Fetched) > 0:
-			out.State = "fetched"
-		}
-	}
-	return out, nil
-}
-
-// keepTrace writes the delivery timeline of a message being acknowledged.
-func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
-	v, err := store.Get(txn, string(key))
-	if err != nil {
-		return nil
-	}
-	var m wire.Message
-	if json.Unmarshal(v, &m) != nil {
-		return nil
-	}
-	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
-	st.Pushed, st.Fetched = b.memEvents(id)
-	return putTrace(txn, id, st)
-}
-
-// memEvents returns id's events this broker recorded. The stored event
-// keys are not read here (an iterator per acked message is too costly on
-// the ack path) nor deleted: they expire with the trace, and traceOf merges
-// them in, which is how events from before a restart show.
-func (b *Broker) memEvents(id string) (pushed, fetched []time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if t := b.traces[id]; t != nil {
-		return append([]time.Time(nil), t.pushed...), append([]time.Time(nil), t.fetched...)
-	}
-	return nil, nil
-}
-
-// keepUnstoredTrace records the ack of an id that is not stored: acked
-// again (its trace is kept already), or acked before its send was committed
-// (pushed early by a broker that died, then retried), which the retried send
-// finds (ackedKey) and does not store. The trace then says acked, with the
-// events known and no stored time.
-func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
-	if _, err := store.Get(txn, traceKey(id)); err != store.ErrNotFound {
-		return nil // kept already, or unreadable: leave it
-	}
-	st := storedTrace{To: sid, Acked: time.Now().UTC()}
-	st.Pushed, st.Fetched = b.memEvents(id)
-	return putTrace(txn, id, st)
-}
-
-func putTrace(txn *store.Txn, id string, st storedTrace) error {
-	data, _ := json.Marshal(st)
-	return txn.SetEntry(badgerEntry(traceKey(id), string(data), traceTTL))
 }

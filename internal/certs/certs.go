@@ -8,13 +8,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -179,126 +177,4 @@ func Issue(dir, name string, notBefore time.Time, validFor time.Duration) error 
 		return err
 	}
 	return writePEM(crt, "CERTIFICATE", der, 0o644)
-}
-
-// Revoke adds name's certificate to dir/ca.crl.
-func Revoke(dir, name string) error {
-	ca, caKey, err := loadCA(dir)
-	if err != nil {
-		return err
-	}
-	cert, err := LoadCert(filepath.Join(dir, name+".crt"))
-	if err != nil {
-		return err
-	}
-	var entries []x509.RevocationListEntry
-	number := big.NewInt(1)
-	if old, err := LoadCRL(filepath.Join(dir, CRL), ca); err == nil {
-		entries = old.RevokedCertificateEntries
-		number = new(big.Int).Add(old.Number, big.NewInt(1))
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range entries {
-		if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
-			return nil
-		}
-	}
-	entries = append(entries, x509.RevocationListEntry{SerialNumber: cert.SerialNumber, RevocationTime: time.Now()})
-	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
-		Number: number, ThisUpdate: time.Now(), NextUpdate: time.Now().AddDate(1, 0, 0),
-		RevokedCertificateEntries: entries,
-	}, ca, caKey)
-	if err != nil {
-		return fmt.Errorf("revoke %s: %w", name, err)
-	}
-	tmp := filepath.Join(dir, CRL+".tmp")
-	os.Remove(tmp)
-	if err := writePEM(tmp, "X509 CRL", der, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, CRL))
-}
-
-// LoadCRL reads and verifies a revocation list signed by ca.
-func LoadCRL(path string, ca *x509.Certificate) (*x509.RevocationList, error) {
-	data, err := bounded.ReadFile(path, path, maxPEM)
-	if err != nil {
-		return nil, err
-	}
-	b, _ := pem.Decode(data)
-	if b == nil {
-		return nil, fmt.Errorf("read %s: not PEM", path)
-	}
-	crl, err := x509.ParseRevocationList(b.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := crl.CheckSignatureFrom(ca); err != nil {
-		return nil, fmt.Errorf("revocation list %s is not signed by the CA: %w", path, err)
-	}
-	return crl, nil
-}
-
-// Material names the files a bridge side uses.
-type Material struct {
-	Cert, Key, CA string
-	CRL           string // "" looks for ca.crl beside the CA
-	Peer          string // the expected certificate name of the other side
-}
-
-// Config builds the TLS 1.3 configuration for one side. Both sides present
-// their certificate and verify the other's against the CA, the expected
-// peer name and the revocation list.
-func (m Material) Config(server bool) (*tls.Config, error) {
-	if err := ValidName(m.Peer); err != nil {
-		return nil, fmt.Errorf("--peer: %w", err)
-	}
-	pair, err := tls.LoadX509KeyPair(m.Cert, m.Key)
-	if err != nil {
-		return nil, fmt.Errorf("load certificate and key: %w", err)
-	}
-	ca, err := LoadCert(m.CA)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	crlPath := m.CRL
-	if crlPath == "" {
-		crlPath = filepath.Join(filepath.Dir(m.CA), CRL)
-	}
-	revoked := map[string]bool{}
-	if crl, err := LoadCRL(crlPath, ca); err == nil {
-		for _, e := range crl.RevokedCertificateEntries {
-			revoked[e.SerialNumber.String()] = true
-		}
-	} else if m.CRL != "" || !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	cfg := &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{pair},
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("refused: the peer presented no certificate")
-			}
-			leaf := cs.PeerCertificates[0]
-			if revoked[leaf.SerialNumber.String()] {
-				return fmt.Errorf("refused: certificate of %q is revoked", leaf.Subject.CommonName)
-			}
-			if err := leaf.VerifyHostname(m.Peer); err != nil || leaf.Subject.CommonName != m.Peer {
-				return fmt.Errorf("refused: peer certificate names %q, expected %q", leaf.Subject.CommonName, m.Peer)
-			}
-			return nil
-		},
-	}
-	if server {
-		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-	} else {
-		cfg.RootCAs = pool
-		cfg.ServerName = m.Peer
-	}
-	return cfg, nil
 }

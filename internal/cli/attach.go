@@ -67,7 +67,7 @@ func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
 		}
 		s, err = presence.Resolve(all, target, "")
 	}
-	if errors.Is(err, presence.ErrNotFound) && presence.ValidID(target) == nil {
+	if errors.Is(err, presence.ErrNotFound) && wire.ValidID(target) == nil {
 		return target, nil // an id: the broker says whether it can be resumed
 	}
 	if err != nil {
@@ -82,7 +82,7 @@ func (a *AttachCmd) Run(e *env) error {
 		return kongrun.Usagef("--resume cannot be combined with --id (both name the session to take over)")
 	}
 	if a.Name != "" {
-		if err := presence.ValidateName(a.Name); err != nil {
+		if err := wire.ValidateName(a.Name); err != nil {
 			return kongrun.Usage(err)
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/intercom-dev/intercom/pkg/wire"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -33,6 +34,11 @@ func (f *ForgetCmd) Run(e *env) error {
 	}
 	defer c.Close()
 	s, err := c.Find(e.ctx, f.Target)
+	if _, _, remote := wire.SplitRemote(f.Target); err != nil && remote {
+		// id@host of a session its host does not list (any more): the
+		// broker drops what it left here (topic records, subscriptions).
+		s, err = wire.Session{ID: f.Target, Name: f.Target}, nil
+	}
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}

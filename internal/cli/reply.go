@@ -123,7 +123,7 @@ func (p *PendingCmd) Run(e *env) error {
 		if len(preview) > 200 {
 			preview = preview[:200] + "…"
 		}
-		fmt.Fprintf(e.stdout, "• from %s (%s), %s — replyTo: %s\n  %s\n  reply: %s\n", r.From.Name, r.FromTarget, render.Ago(&t), r.AskID, preview, r.ReplyCommand)
+		fmt.Fprintf(e.stdout, "• from %s (%s), %s — replyTo: %s\n  %s\n  reply: %s\n", render.Line(r.From.Name), render.Line(r.FromTarget), render.Ago(&t), render.Line(r.AskID), render.Line(preview), render.Line(r.ReplyCommand))
 	}
 	return nil
 }

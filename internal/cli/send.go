@@ -12,7 +12,6 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -131,17 +130,11 @@ func messageText(e *env, words []string) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-// checkMessage validates text and attachments before contacting the broker.
+// checkMessage validates text and attachments before contacting the broker,
+// by the broker's own rule.
 func checkMessage(text string, att []wire.Attachment) error {
-	if strings.TrimSpace(text) == "" && len(att) == 0 {
-		return kongrun.Usagef("message is empty")
-	}
-	if err := presence.ValidText("message", text); err != nil {
+	if err := wire.ValidateMessage(text, att); err != nil {
 		return kongrun.Usagef("%v", err)
-	}
-	m := wire.Message{Text: text, Attachments: att}
-	if n := m.Size(); n > wire.MaxMessageBytes {
-		return kongrun.Usagef("message too large (%d bytes; max %d)", n, wire.MaxMessageBytes)
 	}
 	return nil
 }

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"github.com/intercom-dev/intercom/pkg/wire"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/presence"
 )
 
 // StateCmd reports a held session's lifecycle.
@@ -30,7 +30,7 @@ Examples:
 // Run reports state.
 func (s *StateCmd) Run(e *env) error {
 	status := s.Status
-	if err := presence.ValidateStatus(status); err != nil || strings.Contains(status, " · ") {
+	if err := wire.ValidateStatus(status); err != nil || strings.Contains(status, " · ") {
 		return kongrun.Usagef("invalid status %q: want idle, thinking or tool:NAME", status)
 	}
 	suffix := s.Suffix

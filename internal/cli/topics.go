@@ -5,14 +5,13 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 func checkTopic(t string) error {
-	if err := presence.ValidateTopic(t); err != nil {
+	if err := wire.ValidateTopic(t); err != nil {
 		return kongrun.Usage(err)
 	}
 	return nil
@@ -213,13 +212,13 @@ func (t *TopicsCmd) Run(e *env) error {
 		return nil
 	}
 	for _, ti := range topics {
-		fmt.Fprintf(e.stdout, "Topic %s\n", ti.Topic)
+		fmt.Fprintf(e.stdout, "Topic %s\n", render.Line(ti.Topic))
 		for _, r := range ti.Resources {
 			holder := ""
 			if r.Holder != nil {
 				holder = " by " + r.Holder.Name
 			}
-			fmt.Fprintf(e.stdout, "  resource %s: %s%s\n", r.Resource, r.State, holder)
+			fmt.Fprintf(e.stdout, "  resource %s: %s%s\n", render.Line(r.Resource), render.Line(r.State), render.Line(holder))
 		}
 		for _, r := range ti.Records {
 			fmt.Fprintln(e.stdout, render.TopicRecord(r, r.Message))

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/internal/ui"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // UICmd runs the terminal UI.
@@ -49,7 +49,7 @@ func defaultUIName() string {
 		}
 	}
 	n = strings.Trim(nonNameChars.ReplaceAllString(n, "-"), "-")
-	if n == "" || presence.ValidateName(n) != nil {
+	if n == "" || wire.ValidateName(n) != nil {
 		return "user"
 	}
 	return n
@@ -61,7 +61,7 @@ func (u *UICmd) Run(e *env) error {
 	if name == "" {
 		name = defaultUIName()
 	}
-	if err := presence.ValidateName(name); err != nil {
+	if err := wire.ValidateName(name); err != nil {
 		return kongrun.Usage(err)
 	}
 	// Checked before anything is registered: a UI that cannot start leaves

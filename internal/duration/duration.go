@@ -61,6 +61,17 @@ func Parse(s, zeroMeans string) (time.Duration, error) {
 	return d, nil
 }
 
+// ParseOffset reads a signed offset from now (say a certificate's start
+// of validity, -48h to backdate it): its size follows the rule, 0 is now.
+func ParseOffset(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		d, err := Parse(rest, "now")
+		return -d, err
+	}
+	return Parse(s, "now")
+}
+
 // Millis applies the rule to a config value in milliseconds.
 func Millis(ms float64, zeroMeans string) (time.Duration, error) {
 	shown := fmt.Sprintf("%vms", ms)

@@ -51,3 +51,19 @@ func TestMillis(t *testing.T) {
 		}
 	}
 }
+
+func TestParseOffset(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{"-48h", -48 * time.Hour, false}, {"2h", 2 * time.Hour, false}, {"0", 0, false},
+		{"-200h", 0, true}, {"--1h", 0, true}, {"x", 0, true},
+	} {
+		got, err := ParseOffset(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseOffset(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}

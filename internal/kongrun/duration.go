@@ -11,7 +11,8 @@ import (
 
 // DurationMapper decodes every time.Duration flag through the one duration
 // rule (package duration). A flag's `zero:"meaning"` tag documents what 0
-// means; without it 0 is refused. A negative value is read as a value (and
+// means; without it 0 is refused. A flag tagged `offset:"true"` is a signed
+// offset from now (duration.ParseOffset). A negative value is read as a value (and
 // refused by the rule), not as a short flag: `--timeout -1s` says what is
 // wrong with -1s.
 func DurationMapper() kong.Option {
@@ -29,7 +30,11 @@ func decodeDuration(ctx *kong.DecodeContext, target reflect.Value) error {
 		}
 		raw = t.String()
 	}
-	d, err := duration.Parse(raw, ctx.Value.Tag.Get("zero"))
+	parse := func(s string) (time.Duration, error) { return duration.Parse(s, ctx.Value.Tag.Get("zero")) }
+	if ctx.Value.Tag.Get("offset") == "true" {
+		parse = duration.ParseOffset
+	}
+	d, err := parse(raw)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/presence"
 	"path/filepath"
 	"strings"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -216,7 +216,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Reply from %s:\n\n%s", res.Reply.From.Name, res.Reply.Text), nil
+		return fmt.Sprintf("Reply from %s:\n\n%s", render.Line(res.Reply.From.Name), render.Text(res.Reply.Text)), nil
 	case "reply":
 		if strings.TrimSpace(in.Message) == "" {
 			return "", errors.New("reply needs message")
@@ -241,7 +241,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Reply sent to %s (id %s).", a.From.Name, res.ID), nil
+		return fmt.Sprintf("Reply sent to %s (id %s).", render.Line(a.From.Name), res.ID), nil
 	case "pending":
 		asks, err := s.c().Pending(ctx, self)
 		if err != nil {
@@ -253,11 +253,11 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		var b strings.Builder
 		for _, a := range asks {
 			t := a.SentAt
-			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", a.From.Name, render.Ago(&t), a.AskID, a.Text, a.AskID)
+			fmt.Fprintf(&b, "• from %s, %s — replyTo: %s\n  %s\n  intercom({ action: \"reply\", to: %q, message: \"...\" })\n", render.Line(a.From.Name), render.Ago(&t), a.AskID, render.Line(a.Text), a.AskID)
 		}
 		return b.String(), nil
 	case "subscribe", "unsubscribe":
-		if err := presence.ValidateTopic(in.Topic); err != nil {
+		if err := wire.ValidateTopic(in.Topic); err != nil {
 			return "", err
 		}
 		if in.Action == "unsubscribe" {
@@ -275,7 +275,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		}
 		return "Subscribed to " + in.Topic + ".", nil
 	case "publish":
-		if err := presence.ValidateTopic(in.Topic); err != nil {
+		if err := wire.ValidateTopic(in.Topic); err != nil {
 			return "", err
 		}
 		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
@@ -286,7 +286,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), nil
 	case "topics":
 		if in.Topic != "" {
-			if err := presence.ValidateTopic(in.Topic); err != nil {
+			if err := wire.ValidateTopic(in.Topic); err != nil {
 				return "", err
 			}
 		}
@@ -304,7 +304,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 				fmt.Fprintf(&b, "  resource %s: %s\n", r.Resource, r.State)
 			}
 			for _, r := range t.Records {
-				fmt.Fprintf(&b, "  • %s (%s): %s\n", r.From.Name, r.Event, r.Message)
+				fmt.Fprintf(&b, "  • %s (%s): %s\n", render.Line(r.From.Name), r.Event, render.Line(r.Message))
 			}
 		}
 		return b.String(), nil

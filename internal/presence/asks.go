@@ -3,6 +3,7 @@ package presence
 import (
 	"errors"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/render"
 	"strings"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -18,11 +19,12 @@ type AmbiguousAskError struct {
 	Asks []wire.PendingAsk
 }
 
-// Choices lists the candidates, "ASK_ID (from NAME), …".
+// Choices lists the candidates, "ASK_ID (from NAME), …", each name made
+// safe to print (a remote peer chooses it).
 func (e *AmbiguousAskError) Choices() string {
 	ids := make([]string, 0, len(e.Asks))
 	for _, a := range e.Asks {
-		ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, a.From.Name))
+		ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, render.Line(a.From.Name)))
 	}
 	return strings.Join(ids, ", ")
 }

@@ -1,6 +1,7 @@
-// Package presence holds the rules for session identity: ids, names and
-// aliases, status-to-state derivation, display targets and target
-// resolution.
+// Package presence holds the rules for session identity: ids and aliases,
+// status-to-state derivation, display targets and target resolution. What
+// a name, an id or a status may be is part of the wire contract
+// (wire.ValidateName, wire.ValidID, wire.ValidateStatus).
 package presence
 
 import (
@@ -8,19 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Errors callers branch on.
 var (
-	ErrBadName   = errors.New("invalid session name")
-	ErrBadID     = errors.New("invalid session id")
 	ErrNotFound  = errors.New("no such session")
 	ErrAmbiguous = errors.New("ambiguous target")
 	ErrSelf      = errors.New("cannot message the current session")
@@ -30,50 +26,11 @@ var (
 // MinPrefix is the shortest id prefix accepted as a target.
 const MinPrefix = 8
 
-var (
-	idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{8,80}$`)
-)
-
 // NewID returns a random 32-hex-digit session id.
 func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// ValidID reports whether id is an acceptable requested session id.
-func ValidID(id string) error {
-	if !idRE.MatchString(id) {
-		return fmt.Errorf("%w %q: want 8-80 of A-Z a-z 0-9 _ -", ErrBadID, id)
-	}
-	return nil
-}
-
-// ValidateName checks a session name. Like the reference, any printable
-// text is a name ("my planner", "plänner"), 1-64 characters; refused is only
-// what would break targeting it: control and other non-printing characters
-// (a target must be printable), spaces at either end (targets are trimmed),
-// a leading '-' (it would read as a flag on a command line) and '@' (name@host
-// targets a bridged machine).
-func ValidateName(name string) error {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: empty", ErrBadName)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("%w %q: not valid UTF-8", ErrBadName, name)
-	case n > wire.MaxNameLen:
-		return fmt.Errorf("%w %q: %d characters, longer than %d", ErrBadName, string([]rune(name)[:16])+"…", n, wire.MaxNameLen)
-	case strings.ContainsFunc(name, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }):
-		return fmt.Errorf("%w %q: control or other non-printing characters are not allowed", ErrBadName, name)
-	case strings.TrimSpace(name) != name:
-		return fmt.Errorf("%w %q: spaces at the start or end are not allowed", ErrBadName, name)
-	case strings.HasPrefix(name, "-"):
-		return fmt.Errorf("%w %q: a name cannot start with '-' (it would read as a flag)", ErrBadName, name)
-	case strings.Contains(name, "@"):
-		return fmt.Errorf("%w %q: '@' is not allowed (name@host targets a session on a bridged machine)", ErrBadName, name)
-	}
-	return nil
 }
 
 // Alias is the name given to an unnamed session.
@@ -99,51 +56,6 @@ func DeriveState(status string, acceptsAsks *bool) string {
 		return wire.StateBusy
 	}
 	return wire.StateUnknown
-}
-
-// ValidateStatus checks a lifecycle status: idle, thinking or tool:NAME,
-// optionally followed by " · suffix".
-func ValidateStatus(status string) error {
-	base, _, _ := strings.Cut(status, " · ")
-	switch {
-	case base == "idle", base == "thinking":
-	case strings.HasPrefix(base, "tool:") && len(base) > 5 && !strings.ContainsAny(base, " \t"):
-	default:
-		return fmt.Errorf("invalid status %q: want idle, thinking or tool:NAME", status)
-	}
-	if len(status) > 200 || hasControl(status) {
-		return fmt.Errorf("invalid status %q: too long or has control characters", status)
-	}
-	return nil
-}
-
-// ValidLabel checks a free-text label (cwd, model, thread, reply id).
-func ValidLabel(what, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return fmt.Errorf("%s must not be empty", what)
-	}
-	if len(v) > wire.MaxLabelLen {
-		return fmt.Errorf("%s is longer than %d bytes", what, wire.MaxLabelLen)
-	}
-	if hasControl(v) {
-		return fmt.Errorf("%s must not contain control characters", what)
-	}
-	return nil
-}
-
-// ValidText checks message text: control characters other than tab, LF and
-// CR are refused.
-func ValidText(what, v string) error {
-	for _, r := range v {
-		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
-			return fmt.Errorf("%s contains control character %U", what, r)
-		}
-	}
-	return nil
-}
-
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // AssignTargets sets Target on every session: the name when it is unique
@@ -266,31 +178,4 @@ func resolveIn(set []*wire.Session, target string) (*wire.Session, error) {
 	}
 	sort.Strings(choices)
 	return nil, &AmbiguousError{Target: target, Choices: choices}
-}
-
-var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
-
-const maxTopicLen = 200
-
-// ValidateTopic checks an exact topic name: 1-200 of letters, digits and
-// . _ : / -, no wildcards, no empty path segments. A topic of a bridged
-// host is written topic@host; ValidateTopic checks both parts.
-func ValidateTopic(t string) error {
-	if i := strings.LastIndexByte(t, '@'); i >= 0 {
-		if host := t[i+1:]; !wire.ValidHost(host) {
-			return fmt.Errorf("invalid topic %q: %q after @ is not a host name", t, host)
-		}
-		t = t[:i]
-	}
-	switch {
-	case t == "":
-		return fmt.Errorf("invalid topic: empty")
-	case len(t) > maxTopicLen:
-		return fmt.Errorf("invalid topic: longer than %d characters", maxTopicLen)
-	case strings.ContainsAny(t, "*>"):
-		return fmt.Errorf("invalid topic %q: wildcards are not supported; topics are exact names", t)
-	case !topicRE.MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
-		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / - (no spaces, no empty segments)", t)
-	}
-	return nil
 }

@@ -21,25 +21,32 @@ func Tildify(p string) string {
 }
 
 // Message prints a message as a person or agent reads it: sender and
-// cwd, the reply hint for asks, then the body and attachments.
+// cwd, the reply hint for asks, then the body and attachments. Every field
+// is escaped (Line, Text); a sender on another machine is shown as
+// name@host in the header line, and its body cannot fake another header.
 func Message(w io.Writer, m wire.Message, hint string) {
+	body := Text
+	if _, _, remote := wire.SplitRemote(m.From.ID); remote {
+		body = remoteBody
+	}
+	at := m.SentAt.Local().Format("15:04:05")
 	if m.Topic != "" {
 		own := ""
 		if m.Resource != "" {
-			own = fmt.Sprintf(" · resource %s %s", m.Resource, m.Ownership)
+			own = fmt.Sprintf(" · resource %s %s", Line(m.Resource), Line(m.Ownership))
 		}
-		fmt.Fprintf(w, "**Topic %s — %s from %s**%s [id %s · %s]\n\n%s\n\n", m.Topic, m.Event, m.From.Name, own, m.ID, m.SentAt.Local().Format("15:04:05"), strings.TrimRight(m.Text, "\n"))
+		fmt.Fprintf(w, "**Topic %s — %s from %s**%s [id %s · %s]\n\n%s\n\n", Line(m.Topic), Line(m.Event), Line(m.From.Name), own, Line(m.ID), at, body(strings.TrimRight(m.Text, "\n")))
 		return
 	}
 	mode := m.Delivery
 	if m.ReplyTo != "" {
 		mode += ", reply to " + m.ReplyTo
 	}
-	fmt.Fprintf(w, "**From %s** (Native session cwd: %s) [%s · id %s · %s]\n", m.From.Name, Tildify(m.From.Cwd), mode, m.ID, m.SentAt.Local().Format("15:04:05"))
+	fmt.Fprintf(w, "**From %s** (Native session cwd: %s) [%s · id %s · %s]\n", Line(m.From.Name), Line(Tildify(m.From.Cwd)), Line(mode), Line(m.ID), at)
 	if m.ExpectsReply && hint != "" {
 		fmt.Fprintf(w, "\n%s\n", hint)
 	}
-	fmt.Fprintf(w, "\n%s\n", strings.TrimRight(m.Text, "\n"))
+	fmt.Fprintf(w, "\n%s\n", body(strings.TrimRight(m.Text, "\n")))
 	for _, a := range m.Attachments {
 		label := a.Name
 		if a.Language != "" {
@@ -48,7 +55,7 @@ func Message(w io.Writer, m wire.Message, hint string) {
 		if a.Path != "" {
 			label += " from " + a.Path
 		}
-		fmt.Fprintf(w, "\n--- %s: %s (%d bytes) ---\n%s\n--- end %s ---\n", a.Type, label, len(a.Content), strings.TrimRight(a.Content, "\n"), a.Name)
+		fmt.Fprintf(w, "\n--- %s: %s (%d bytes) ---\n%s\n--- end %s ---\n", Line(a.Type), Line(label), len(a.Content), body(strings.TrimRight(a.Content, "\n")), Line(a.Name))
 	}
 	fmt.Fprintln(w)
 }
@@ -105,9 +112,10 @@ func row(w io.Writer, r wire.Session) {
 	} else {
 		label += " (" + r.ID[:min(8, len(r.ID))] + ")"
 	}
+	label = Line(label)
 	model := ""
 	if r.Model != "" {
-		model = " (" + r.Model + ")"
+		model = " (" + Line(r.Model) + ")"
 	}
 	tags := []string{}
 	if r.Self {
@@ -120,7 +128,7 @@ func row(w io.Writer, r wire.Session) {
 	tags = append(tags, status, "state:"+r.State,
 		fmt.Sprintf("accepts_asks:%t", r.AcceptsAsks), fmt.Sprintf("pending_asks:%d", r.PendingAsks),
 		"last_intercom_activity:"+Ago(r.LastIntercomActivity), "last_seen:"+Ago(&r.LastSeen))
-	fmt.Fprintf(w, "• %s — %s%s [%s]\n", label, Tildify(r.Cwd), model, strings.Join(tags, ", "))
+	fmt.Fprintf(w, "• %s — %s%s [%s]\n", label, Line(Tildify(r.Cwd)), model, Line(strings.Join(tags, ", ")))
 }
 
 func Guidance(r wire.Session) string {
@@ -134,21 +142,22 @@ func Guidance(r wire.Session) string {
 }
 
 // TopicRecord is one record of `topics` as a line: "  • sender (event, ago)
-// [resource ownership]: message" (message as given: the caller may shorten it).
+// [resource ownership]: message" (the caller may shorten the message; its
+// line breaks are escaped, so that it stays one line).
 func TopicRecord(r wire.TopicRecord, message string) string {
 	own := ""
 	if r.Resource != "" {
-		own = fmt.Sprintf(" [%s %s]", r.Resource, r.Ownership)
+		own = fmt.Sprintf(" [%s %s]", Line(r.Resource), Line(r.Ownership))
 	}
 	at := r.PublishedAt
-	return fmt.Sprintf("  • %s (%s, %s)%s: %s", r.From.Name, r.Event, Ago(&at), own, message)
+	return fmt.Sprintf("  • %s (%s, %s)%s: %s", Line(r.From.Name), Line(r.Event), Ago(&at), own, Line(message))
 }
 
 // Subscribers lists a topic's subscribers ("a, b (await-release)"), "" for none.
 func Subscribers(subs []wire.TopicSubscriber) string {
 	names := make([]string, 0, len(subs))
 	for _, s := range subs {
-		n := s.Name
+		n := Line(s.Name)
 		if s.AwaitRelease {
 			n += " (await-release)"
 		}

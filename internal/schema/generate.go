@@ -24,7 +24,7 @@ func out[T any](name, command string) Output {
 	return Output{Name: name, Command: command, Type: reflect.TypeFor[T]()}
 }
 
-// Outputs is every --json output of intercom and agent-runs, and the error
+// Outputs is every --json output of intercom, agent-runs and intercom-bridge, and the error
 // envelope. (hook prints the harness's own contract, docs/agents.md.)
 var Outputs = []Output{
 	out[Error]("error", "any command with --json, when it fails"),
@@ -59,6 +59,14 @@ var Outputs = []Output{
 	out[Continued]("agent-runs-continue", "agent-runs continue --json"),
 	out[Stopped]("agent-runs-stop", "agent-runs stop --json"),
 	out[Nudged]("agent-runs-nudge", "agent-runs nudge --json"),
+	out[BridgeEvent]("intercom-bridge-event", "intercom-bridge --json serve|join (one line per event)"),
+	out[CAWritten]("intercom-bridge-certs-init", "intercom-bridge --json certs init"),
+	out[CertIssued]("intercom-bridge-certs-issue", "intercom-bridge --json certs issue"),
+	out[CertRevoked]("intercom-bridge-certs-revoke", "intercom-bridge --json certs revoke"),
+	out[CRLSigned]("intercom-bridge-certs-crl", "intercom-bridge --json certs crl"),
+	out[NATSConfig]("intercom-bridge-nats-config", "intercom-bridge --json nats-config"),
+	out[wire.BridgeStatusReply]("intercom-bridge-status", "intercom-bridge --json status"),
+	out[wire.BridgePurgeReply]("intercom-bridge-purge", "intercom-bridge --json purge"),
 }
 
 // Generate returns the JSON Schema document of o, indented, with a final

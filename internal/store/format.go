@@ -4,16 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // FormatVersion is the layout of keys and values this build reads and
 // writes. Raise it when a change would be misread by an older broker; an
 // older store is then migrated in checkFormat before anything reads it.
 const FormatVersion = 1
-
-// FormatKey holds the store's format version as a decimal string. Stores
-// written before the key existed carry none: their layout is format 1.
-const FormatKey = "meta/format"
 
 // ErrNewerFormat is returned by Open for a store written by a newer
 // intercom than this one.
@@ -26,13 +24,13 @@ func (s *Store) checkFormat() error {
 	var v []byte
 	err := s.View(func(txn *Txn) error {
 		var err error
-		v, err = Get(txn, FormatKey)
+		v, err = txn.Get(FormatKey)
 		return err
 	})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return s.Update(func(txn *Txn) error {
-			return txn.Set([]byte(FormatKey), []byte(strconv.Itoa(FormatVersion)))
+			return txn.Set(FormatKey, []byte(strconv.Itoa(FormatVersion)))
 		})
 	case err != nil:
 		return fmt.Errorf("read store format: %w", err)
@@ -45,4 +43,35 @@ func (s *Store) checkFormat() error {
 		return fmt.Errorf("store %s has format %d, this intercom reads up to %d: %w; run the intercom that wrote it (or a later one), or set INTERCOM_HOME to another directory", s.dir, n, FormatVersion, ErrNewerFormat)
 	}
 	return nil
+}
+
+// RewriteFormatMarker opens the database in dir without checking its
+// format, as an intercom of another version would, sets its format marker
+// to val (or removes it when val is ""), closes it and returns what the
+// marker was. It is for migrations and for tests that play another
+// version; no broker may have the store open.
+func RewriteFormatMarker(dir, val string) (string, error) {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return "", fmt.Errorf("open store %s: %w", dir, err)
+	}
+	var old []byte
+	err = db.Update(func(t *badger.Txn) error {
+		txn := &Txn{t: t}
+		var err error
+		if old, err = txn.Get(FormatKey); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if val == "" {
+			return txn.Delete(FormatKey)
+		}
+		return txn.Set(FormatKey, []byte(val))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("rewrite format marker in %s: %w", dir, err)
+	}
+	return string(old), nil
 }

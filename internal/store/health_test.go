@@ -24,7 +24,7 @@ func openTemp(t *testing.T) (*Store, string) {
 }
 
 func put(s *Store, k string) error {
-	return s.Update(func(txn *Txn) error { return txn.Set([]byte(k), []byte("v")) })
+	return s.Update(func(txn *Txn) error { return txn.Set(k, []byte("v")) })
 }
 
 // TestProbeHealthy: a healthy store passes its probe and leaves no file.

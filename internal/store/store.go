@@ -1,7 +1,9 @@
 // Package store is intercom's durable state: a Badger v4 database opened with
-// synchronous writes, so a committed transaction is on disk. Concurrent
-// commits are grouped by Badger into one fsync (group commit), which keeps
-// throughput high while every accepted write is durable.
+// synchronous writes, so a committed transaction is on disk; the committer
+// that batches the broker's writes into one fsync'd transaction (group
+// commit); the layout of every key (keys.go); the sequence numbers. It is
+// the only package that speaks to Badger: everything else reads and writes
+// through Txn.
 package store
 
 import (
@@ -22,8 +24,12 @@ import (
 // ErrNotFound is returned when a key is absent.
 var ErrNotFound = errors.New("not found")
 
-// Txn is a Badger transaction.
-type Txn = badger.Txn
+// ErrTxnTooBig is returned by a commit that holds more than Badger takes in
+// one transaction.
+var ErrTxnTooBig = badger.ErrTxnTooBig
+
+// errConflict: a concurrent transaction wrote a key this one read.
+var errConflict = badger.ErrConflict
 
 // Store wraps a Badger database.
 type Store struct {
@@ -99,7 +105,7 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
 	if err == nil {
 		err = s.checkDir()
 	}
@@ -135,53 +141,8 @@ func (s *Store) CheckSpace(need int64) error {
 }
 
 // View runs fn in a read-only transaction.
-func (s *Store) View(fn func(*Txn) error) error { return s.db.View(fn) }
-
-// Get returns the value of key.
-func Get(txn *Txn, key string) ([]byte, error) {
-	item, err := txn.Get([]byte(key))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return item.ValueCopy(nil)
-}
-
-// Scan calls fn for every key with prefix, in key order, until fn returns
-// false or an error.
-func Scan(txn *Txn, prefix string, fn func(key string, val []byte) (bool, error)) error {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = []byte(prefix)
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
-		item := it.Item()
-		val, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		more, err := fn(string(item.Key()), val)
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// Keys calls fn with each key under prefix, in order, without reading
-// values, until fn returns false.
-func Keys(txn *Txn, prefix string, fn func(key string) bool) {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix, opts.PrefetchValues = []byte(prefix), false
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
-		if !fn(string(it.Item().Key())) {
-			return
-		}
-	}
+func (s *Store) View(fn func(*Txn) error) error {
+	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
 }
 
 // Close stops background work and closes the database. It is idempotent.

@@ -180,7 +180,7 @@ func (m *Model) sessionsBody(h int) []string {
 	}
 	if m.sel < len(m.sessions) && len(out) < h {
 		s := m.sessions[m.sel]
-		out = append(out, "", m.st.dim.Render("  "+render.Tildify(s.Cwd)+modelLabel(s)))
+		out = append(out, "", m.st.dim.Render("  "+render.Line(render.Tildify(s.Cwd)+modelLabel(s))))
 	}
 	return out
 }
@@ -192,7 +192,9 @@ func modelLabel(s wire.Session) string {
 	return " (" + s.Model + ")"
 }
 
+// cut shortens s, escaped (render.Line), to n cells.
 func cut(s string, n int) string {
+	s = render.Line(s)
 	if ansi.StringWidth(s) <= n {
 		return s
 	}
@@ -233,12 +235,13 @@ func (m *Model) convosBody(h int) []string {
 	return out
 }
 
+// oneLine is the first line of s, escaped (render.Line).
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
-	return s
+	return render.Line(s)
 }
 
 // threadBody shows the conversation with the selected peer, newest at the
@@ -249,7 +252,7 @@ func (m *Model) threadBody(h int) []string {
 	if cv == nil {
 		return []string{"(no conversation)"}
 	}
-	head := fmt.Sprintf("Conversation with %s (%s)", cv.peer.Name, render.Tildify(cv.peer.Cwd))
+	head := render.Line(fmt.Sprintf("Conversation with %s (%s)", cv.peer.Name, render.Tildify(cv.peer.Cwd)))
 	var lines []string
 	for _, it := range cv.items {
 		lines = append(lines, m.messageLines(it)...)
@@ -326,13 +329,14 @@ func (m *Model) attachmentLines(atts []wire.Attachment) []string {
 		if a.Path != "" {
 			label += " from " + render.Tildify(a.Path)
 		}
+		label = render.Line(label)
 		if !m.expand {
-			out = append(out, m.st.dim.Render(fmt.Sprintf("[%s: %s, %d bytes — x expands]", a.Type, label, len(a.Content))))
+			out = append(out, m.st.dim.Render(fmt.Sprintf("[%s: %s, %d bytes — x expands]", render.Line(a.Type), label, len(a.Content))))
 			continue
 		}
-		out = append(out, fmt.Sprintf("--- %s: %s (%d bytes) ---", a.Type, label, len(a.Content)))
-		out = append(out, strings.Split(strings.TrimRight(a.Content, "\n"), "\n")...)
-		out = append(out, "--- end "+a.Name+" ---")
+		out = append(out, fmt.Sprintf("--- %s: %s (%d bytes) ---", render.Line(a.Type), label, len(a.Content)))
+		out = append(out, strings.Split(render.Text(strings.TrimRight(a.Content, "\n")), "\n")...)
+		out = append(out, "--- end "+render.Line(a.Name)+" ---")
 	}
 	return out
 }
@@ -345,13 +349,13 @@ func (m *Model) topicsBody(h int) []string {
 		lines = append(lines, m.st.dim.Render("No topic state."))
 	}
 	for _, ti := range m.topics {
-		lines = append(lines, m.st.header.Render("Topic "+ti.Topic))
+		lines = append(lines, m.st.header.Render("Topic "+render.Line(ti.Topic)))
 		for _, r := range ti.Resources {
 			holder := ""
 			if r.Holder != nil {
 				holder = " by " + r.Holder.Name
 			}
-			line := fmt.Sprintf("  resource %s: %s%s", r.Resource, r.State, holder)
+			line := render.Line(fmt.Sprintf("  resource %s: %s%s", r.Resource, r.State, holder))
 			if r.State == wire.OwnershipUnavailable {
 				line = m.st.ask.Render(line + " (holder disconnected; not released)")
 			}

@@ -425,7 +425,9 @@ func (c *Client) WaitInbox(ctx context.Context, sessionID string, timeout time.D
 			case <-rctx.Done():
 			}
 		}()
-		res, err := call[wire.InboxWaitReply](rctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: left.Milliseconds(), WakeOnly: wakeOnly})
+		// At least 1 ms: the broker reads 0 as its longest wait.
+		ms := max(left.Milliseconds(), 1)
+		res, err := call[wire.InboxWaitReply](rctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: sessionID, TimeoutMs: ms, WakeOnly: wakeOnly})
 		cancel()
 		switch {
 		case err == nil && res.Ready:

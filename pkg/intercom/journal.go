@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/intercom-dev/intercom/internal/paths"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -22,7 +21,7 @@ import (
 // journalDir is the directory of sid's journaled acks, "" when sid cannot
 // name one safely.
 func (c *Client) journalDir(sid string) string {
-	if presence.ValidID(sid) != nil {
+	if wire.ValidID(sid) != nil {
 		return ""
 	}
 	return filepath.Join(c.layout.AcksDir(), sid)

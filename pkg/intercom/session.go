@@ -69,7 +69,7 @@ type Session struct {
 // Attach registers a session and holds it.
 func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) {
 	if o.Name != "" {
-		if err := presence.ValidateName(o.Name); err != nil {
+		if err := wire.ValidateName(o.Name); err != nil {
 			return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
 		}
 	}

@@ -37,11 +37,37 @@ func (c *Client) Publish(ctx context.Context, req wire.PublishRequest) (wire.Pub
 	return *res, nil
 }
 
-// Topics reads the current state of one topic ("" for all).
+// maxTopicPages bounds how many pages Topics reads (a page is about 2 MiB).
+const maxTopicPages = 512
+
+// Topics reads the current state of one topic ("" for all). The broker
+// answers in pages; Topics reads them all and joins a topic that continues
+// from one page to the next.
 func (c *Client) Topics(ctx context.Context, topic string) ([]wire.TopicInfo, error) {
-	res, err := call[wire.TopicsReply](ctx, c, wire.SubjTopics, wire.TopicsRequest{Topic: topic})
-	if err != nil {
-		return nil, err
+	var out []wire.TopicInfo
+	offset := 0
+	for range maxTopicPages {
+		res, err := call[wire.TopicsReply](ctx, c, wire.SubjTopics, wire.TopicsRequest{Topic: topic, Offset: offset})
+		if err != nil {
+			return nil, err
+		}
+		for _, ti := range res.Topics {
+			if n := len(out); n > 0 && out[n-1].Topic == ti.Topic {
+				last := &out[n-1]
+				last.Records = append(last.Records, ti.Records...)
+				last.Subscribers = append(last.Subscribers, ti.Subscribers...)
+				last.Resources = append(last.Resources, ti.Resources...)
+				continue
+			}
+			out = append(out, ti)
+		}
+		if res.NextOffset <= offset {
+			break
+		}
+		offset = res.NextOffset
 	}
-	return res.Topics, nil
+	if out == nil {
+		out = []wire.TopicInfo{}
+	}
+	return out, nil
 }

@@ -287,7 +287,8 @@ const (
 	CodeStoreUnavailable = "store_unavailable"
 	CodeInternal         = "internal"
 	CodeFull             = "full"
-	CodeHeld             = "session_held" // another live connection holds the session
+	CodeHeld             = "session_held"   // another live connection holds the session
+	CodeQuota            = "quota_exceeded" // a bridged host went over one of its quotas or rates
 )
 
 // Error is a broker error reply.
@@ -367,9 +368,13 @@ type PublishReply struct {
 	Duplicate bool   `json:"duplicate,omitempty"` // a retry of a publication already applied (Seq is its)
 }
 
-// TopicsRequest reads topic state.
+// TopicsRequest reads topic state, one page at a time: the reply holds
+// topics (and, within a topic, records) from Offset on, up to about MaxBytes
+// of JSON (0: the broker's default), and NextOffset for the rest.
 type TopicsRequest struct {
-	Topic string `json:"topic,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+	Offset   int    `json:"offset,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
 }
 
 // TopicRecord is one sender's current publication.
@@ -411,9 +416,12 @@ type TopicInfo struct {
 	Resources   []ResourceState   `json:"resources"`
 }
 
-// TopicsReply answers TopicsRequest.
+// TopicsReply answers TopicsRequest. A topic too big for one page continues
+// on the next one (same topic name, more records); NextOffset is 0 on the
+// last page.
 type TopicsReply struct {
-	Topics []TopicInfo `json:"topics"`
+	Topics     []TopicInfo `json:"topics"`
+	NextOffset int         `json:"next_offset,omitempty"`
 }
 
 // Delivery timeline and waiting for mail.

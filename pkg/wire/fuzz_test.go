@@ -1,4 +1,4 @@
-package broker
+package wire_test
 
 import (
 	"encoding/json"
@@ -11,10 +11,10 @@ import (
 )
 
 // The fuzz targets below feed arbitrary requests, as a peer could publish
-// them, through the broker's validation and judge each verdict by an oracle
+// them, through the wire validation and judge each verdict by an oracle
 // written separately from it: refSendProblem and refPublishProblem restate
 // the documented rules (docs/json.md, docs/topics.md) without calling the
-// presence or wire helpers that validateSend and validatePublish use, so a
+// field rules (fields.go) that ValidateSend and ValidatePublish use, so a
 // rule that drifts in either place makes the two disagree. Both directions
 // count: the broker must refuse what the reference refuses and accept what
 // it accepts. An accepted request must also survive a JSON round trip
@@ -237,7 +237,7 @@ func FuzzValidateSend(f *testing.F) {
 		}
 		req := orig
 		req.Attachments = append([]wire.Attachment(nil), orig.Attachments...)
-		err := validateSend(&req)
+		err := wire.ValidateSend(&req)
 		checkVerdict(t, data, err, refSendProblem(orig))
 		if err != nil {
 			return
@@ -251,7 +251,7 @@ func FuzzValidateSend(f *testing.F) {
 			t.Fatalf("validation changed the request:\n got %+v\nwant %+v", req, want)
 		}
 		again := jsonRoundTrip(t, req)
-		if err := validateSend(&again); err != nil || !reflect.DeepEqual(again, req) {
+		if err := wire.ValidateSend(&again); err != nil || !reflect.DeepEqual(again, req) {
 			t.Fatalf("JSON round trip of accepted %+v: %+v, %v", req, again, err)
 		}
 	})
@@ -281,7 +281,7 @@ func FuzzValidatePublish(f *testing.F) {
 			return
 		}
 		req := orig
-		err := validatePublish(&req)
+		err := wire.ValidatePublish(&req)
 		checkVerdict(t, data, err, refPublishProblem(orig))
 		if err != nil {
 			return
@@ -294,7 +294,7 @@ func FuzzValidatePublish(f *testing.F) {
 			t.Fatalf("validation changed the request:\n got %+v\nwant %+v", req, want)
 		}
 		again := jsonRoundTrip(t, req)
-		if err := validatePublish(&again); err != nil || again != req {
+		if err := wire.ValidatePublish(&again); err != nil || again != req {
 			t.Fatalf("JSON round trip of accepted %+v: %+v, %v", req, again, err)
 		}
 	})

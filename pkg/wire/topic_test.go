@@ -1,4 +1,4 @@
-package presence
+package wire
 
 import (
 	"strings"

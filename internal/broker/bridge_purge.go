@@ -1,0 +1,178 @@
+package broker
+
+import (
+	"encoding/json"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Dropping what a bridged host left here: `intercom-bridge purge HOST`
+// (everything) and `intercom forget id@host` (one remote session's topic
+// records and subscriptions).
+
+const purgeChunk = 500
+
+// bridgePurge drops the host's messages in local inboxes, its topic
+// records and subscriptions, its asks and its sessions (and, with Outbox,
+// our messages waiting for it).
+func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, error) {
+	if !wire.ValidHost(req.Host) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "purge: invalid host %q", req.Host)
+	}
+	host := req.Host
+	out := &wire.BridgePurgeReply{Host: host}
+	b.asks.failIf(func(a *ask) bool {
+		_, from, fromRemote := wire.SplitRemote(a.from)
+		_, to, toRemote := wire.SplitRemote(a.to)
+		return (fromRemote && from == host) || (toRemote && to == host)
+	})
+	inbox := b.ledger.fromHost(host)
+	b.routes.remove(host)
+
+	n, err := b.deleteBoxKeys(inbox)
+	out.Messages = n
+	if err != nil {
+		return nil, err
+	}
+	if req.Outbox {
+		var keys []string
+		if err := b.st.View(func(txn *store.Txn) error {
+			txn.Keys(store.OutboxPrefix(host), func(k string) bool { keys = append(keys, k); return true })
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if out.Outbox, err = b.deleteBoxKeys(keys); err != nil {
+			return nil, err
+		}
+	}
+	if out.Records, out.Subscriptions, err = b.dropTopicState(func(sid string) bool {
+		_, h, ok := wire.SplitRemote(sid)
+		return ok && h == host
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.Delete(store.RemoteHostKey(host)) }); err != nil {
+		return nil, err
+	}
+	b.ledger.dropHost(host)
+	b.log.Info("bridged host purged", "host", host, "messages", out.Messages, "records", out.Records,
+		"subscriptions", out.Subscriptions, "outbox", out.Outbox)
+	return out, nil
+}
+
+// deleteBoxKeys deletes stored messages (inbox or outbox keys) in chunks
+// and uncounts them; it returns how many were there.
+func (b *Broker) deleteBoxKeys(keys []string) (int, error) {
+	n := 0
+	for len(keys) > 0 {
+		chunk := keys[:min(purgeChunk, len(keys))]
+		keys = keys[len(chunk):]
+		var gone []string
+		err := b.cmt.Wait(func(txn *store.Txn) error {
+			gone = gone[:0]
+			for _, k := range chunk {
+				deleted, err := deleteInboxKey(txn, k)
+				if err != nil {
+					return err
+				}
+				if deleted {
+					gone = append(gone, k)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return n, classify(err)
+		}
+		b.ledger.removed(gone...)
+		n += len(gone)
+	}
+	return n, nil
+}
+
+// dropTopicState deletes the topic records and subscriptions of the
+// sessions match accepts; it returns how many of each.
+func (b *Broker) dropTopicState(match func(sid string) bool) (records, subs int, err error) {
+	var keys []string
+	if err := b.st.View(func(txn *store.Txn) error {
+		for _, prefix := range []string{store.TopicRecordsAll, store.TopicSubsAll} {
+			txn.Keys(prefix, func(k string) bool {
+				if sid, ok := store.TopicKeySession(k); ok && match(sid) {
+					keys = append(keys, k)
+				}
+				return true
+			})
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	for len(keys) > 0 {
+		chunk := keys[:min(purgeChunk, len(keys))]
+		keys = keys[len(chunk):]
+		type drop struct {
+			sid   string
+			bytes int64
+			rec   bool
+		}
+		var dropped []drop
+		err := b.cmt.Wait(func(txn *store.Txn) error {
+			dropped = dropped[:0]
+			for _, k := range chunk {
+				v, err := txn.Get(k)
+				if err == store.ErrNotFound {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				sid, _ := store.TopicKeySession(k)
+				d := drop{sid: sid, rec: store.IsTopicRecord(k)}
+				if d.rec {
+					var r storedRecord
+					if json.Unmarshal(v, &r) == nil {
+						d.bytes = recordSize(r.Message, r.Resource)
+					}
+				}
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+				dropped = append(dropped, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return records, subs, classify(err)
+		}
+		for _, d := range dropped {
+			if d.rec {
+				records++
+				b.ledger.topicUsage(d.sid, -1, -d.bytes, 0)
+			} else {
+				subs++
+				b.ledger.topicUsage(d.sid, 0, 0, -1)
+			}
+		}
+	}
+	return records, subs, nil
+}
+
+// forgetRemote drops a remote session's topic records and subscriptions
+// here, and the asks it left.
+func (b *Broker) forgetRemote(sid string) (*wire.Empty, error) {
+	if _, host, _ := wire.SplitRemote(sid); !wire.ValidHost(host) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "forget: invalid host in %q", sid)
+	}
+	b.asks.retireOf(sid)
+	records, subs, err := b.dropTopicState(func(s string) bool { return s == sid })
+	if err != nil {
+		return nil, err
+	}
+	if records+subs == 0 {
+		return nil, wire.Errorf(wire.CodeNotFound, "no topic records or subscriptions of %s here (its sessions are listed by its own host)", sid)
+	}
+	b.log.Info("remote session forgotten", "id", sid, "records", records, "subscriptions", subs)
+	return &wire.Empty{}, nil
+}

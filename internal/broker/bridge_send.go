@@ -1,0 +1,243 @@
+package broker
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Sends to sessions of bridged hosts: stored in the host's outbox, taken by
+// the bridge (bridge.outbox) and settled by it (bridge.ack).
+
+// prepareRemoteSend prepares a send whose target is name@host: the message
+// goes to the outbox of host.
+func (b *Broker) prepareRemoteSend(req wire.SendRequest, from session, name, host string, seq uint64) (*preparedSend, error) {
+	p := &preparedSend{req: req}
+	if req.ClientMsgID != "" {
+		p.dkey = store.DedupeKey(from.ID, req.ClientMsgID)
+		p.retry = b.sends.committing(p.dkey) // answered once the first is committed (applySend)
+	}
+	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
+		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode, Attachments: req.Attachments, SentAt: time.Now().UTC()}
+	to, err := b.routes.resolve(name, host)
+	if err != nil {
+		return nil, err
+	}
+	p.toRow = to.row
+	if req.ExpectsReply && req.WaitSubject != "" {
+		if err := b.asks.busy(req.From); err != nil {
+			return nil, err
+		}
+		if !p.toRow.Connected {
+			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (or the bridge link is down); use `intercom send` to leave it a message", p.toRow.Target)
+		}
+		if !p.toRow.AcceptsAsks && !req.DeliverySet {
+			p.peerBusy = true
+		}
+	}
+	p.remote = host
+	p.ask = req.ExpectsReply
+	p.msg.From = from.peer()
+	p.msg.To = p.toRow.ID
+	p.key = store.OutboxKey(host, p.msg.Seq)
+	if n := linkSize(host, p.msg); n > wire.MaxLinkPayload {
+		return nil, wire.Errorf(wire.CodeTooLarge, "message too large for the bridge link (%d bytes encoded, max %d): text that JSON escapes (quotes, backslashes, newlines) counts twice", n, wire.MaxLinkPayload)
+	}
+	if p.dkey != "" && !p.retry {
+		b.sends.begin(p.dkey, p.msg.ID)
+	}
+	return p, nil
+}
+
+// linkSize is the size of msg as the bridge forwards it to host.
+func linkSize(host string, msg wire.Message) int {
+	data, err := wire.LinkJSON(wire.BridgeDeliver{Host: host, Message: msg, Limits: &wire.BridgeLimits{}})
+	if err != nil {
+		return wire.MaxLinkPayload + 1
+	}
+	return len(data) + 512 // the NATS envelope and a few more limit fields
+}
+
+// afterRemoteSend announces the outbox message to the bridge and answers the
+// sender once the remote broker stored it, or reports it queued.
+func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
+	if p.dkey != "" && !p.retry {
+		b.sends.end(p.dkey)
+	}
+	if err != nil || p.duplicate != "" {
+		if err != nil {
+			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		} else {
+			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true}})
+		}
+		return
+	}
+	b.ledger.stored(p.key, &p.msg)
+	now := time.Now().UTC()
+	b.sessions.touch(p.msg.From.ID, now)
+	if p.ask {
+		b.asks.add(newAsk(p), askTimeout(p.req.TimeoutMs))
+	}
+	// A reply to an ask that came over the link settles the obligation
+	// here, as a local reply does (the asker's broker wakes the asker).
+	b.asks.settle(p.msg.ReplyTo, p.msg.From.ID, p.msg.To, nil)
+	wait := b.routes.expect(p.remote, p.msg.ID)
+	b.publish(wire.BridgeOut(p.remote), p.msg)
+	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy, Queued: true, Offline: true}
+	if wait == nil || !b.tasks.Go(func() { b.awaitRemote(m, p.msg.ID, wait, reply) }) {
+		b.routes.settled(p.msg.ID)
+		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+	}
+}
+
+// awaitRemote answers a sender once the remote broker stored its message,
+// or reports it queued after remoteWaitFor (or when the broker stops).
+func (b *Broker) awaitRemote(m *nats.Msg, id string, wait chan wire.BridgeAck, reply wire.SendReply) {
+	t := time.NewTimer(remoteWaitFor)
+	defer t.Stop()
+	select {
+	case ack := <-wait:
+		if ack.Error != nil {
+			respond(m, wire.Reply[wire.SendReply]{Error: ack.Error})
+			return
+		}
+		reply.Queued, reply.RemoteStored = false, true
+		if ack.Result != nil {
+			reply.Offline, reply.Duplicate = ack.Result.Offline, ack.Result.Duplicate
+			reply.PeerBusy = reply.PeerBusy || ack.Result.PeerBusy
+		}
+	case <-t.C:
+	case <-b.tasks.Done():
+	}
+	b.routes.settled(id)
+	respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+}
+
+func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, error) {
+	if !wire.ValidHost(req.Host) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "invalid host %q", req.Host)
+	}
+	limit := req.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	out := []wire.Message{}
+	err := b.st.View(func(txn *store.Txn) error {
+		return txn.Scan(store.OutboxPrefix(req.Host), func(_ string, v []byte) (bool, error) {
+			var m wire.Message
+			if json.Unmarshal(v, &m) == nil {
+				out = append(out, m)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.InboxReply{Messages: out}, nil
+}
+
+// onBridgeAck removes a forwarded (or refused) outbox message durably. A
+// transient refusal (a quota of the remote side) removes it only when its
+// sender is waiting for the answer, who then gets the refusal; otherwise
+// the message stays queued and the bridge retries later.
+func (b *Broker) onBridgeAck(m *nats.Msg) {
+	var req wire.BridgeAck
+	if err := json.Unmarshal(m.Data, &req); err != nil || !wire.ValidHost(req.Host) || req.ID == "" {
+		respond(m, wire.Reply[wire.BridgeAckReply]{Error: wire.Errorf(wire.CodeBadRequest, "bad bridge ack")})
+		return
+	}
+	if req.Transient {
+		if !b.routes.expecting(req.ID) {
+			respond(m, wire.Reply[wire.BridgeAckReply]{Result: &wire.BridgeAckReply{Kept: true}})
+			return
+		}
+	}
+	var settled *wire.Message
+	var settledKey string
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
+			settled, settledKey = nil, ""
+			key, err := txn.Get(store.MessageIndexKey(req.ID))
+			if err == store.ErrNotFound {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(string(key), store.OutboxPrefix(req.Host)) {
+				return nil
+			}
+			v, err := txn.Get(string(key))
+			if err != nil {
+				return err
+			}
+			var msg wire.Message
+			if json.Unmarshal(v, &msg) == nil {
+				settled = &msg
+			}
+			if err := txn.Delete(string(key)); err != nil {
+				return err
+			}
+			settledKey = string(key)
+			return txn.Delete(store.MessageIndexKey(req.ID))
+		},
+		After: func(err error) {
+			if err != nil {
+				respond(m, wire.Reply[wire.BridgeAckReply]{Error: toWireError(err)})
+				return
+			}
+			if settledKey != "" {
+				b.ledger.removed(settledKey)
+			}
+			wait := b.routes.settled(req.ID)
+			if req.Error != nil && settled != nil {
+				b.asks.fail(settled.ID, "undeliverable", req.Error.Message)
+			}
+			if wait != nil {
+				wait <- req
+			} else if req.Error != nil && settled != nil {
+				b.noticeUndeliverable(req.Host, settled, req.Error)
+			}
+			respond(m, wire.Reply[wire.BridgeAckReply]{Result: &wire.BridgeAckReply{}})
+		},
+	})
+}
+
+// noticeSender is the sender id of the bridge's notices (noticeSender@host).
+const noticeSender = "bridge"
+
+// noticeUndeliverable tells the sender of a queued remote message that the
+// remote side refused it.
+func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.Error) {
+	seq, err := b.seq.Next()
+	if err != nil {
+		return
+	}
+	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: noticeSender + "@" + host, Name: "intercom-bridge@" + host},
+		To: msg.From.ID, Delivery: wire.DeliverySteer, SentAt: time.Now().UTC(), ReplyTo: msg.ID,
+		Text: fmt.Sprintf("Message %s to %s could not be delivered: %s", msg.ID, msg.To, why.Message)}
+	key := store.InboxKey(msg.From.ID, seq)
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
+			data, _ := json.Marshal(n)
+			if err := txn.Set(key, data); err != nil {
+				return err
+			}
+			return txn.Set(store.MessageIndexKey(n.ID), []byte(key))
+		},
+		After: func(err error) {
+			if err != nil {
+				return
+			}
+			b.ledger.stored(key, &n)
+			b.deliv.push(n.To, n)
+		},
+	})
+}

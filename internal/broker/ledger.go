@@ -1,0 +1,278 @@
+package broker
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// ledger keeps in memory what `list` and the bridge quotas need to know
+// about the store, so that nothing rescans it per request: each inbox's and
+// each outbox's message count, and what every bridged host holds here (its
+// messages in local inboxes, its topic records and subscriptions). It is
+// built once at start and updated after each commit. It is a leaf: it
+// calls nothing under its lock.
+type ledger struct {
+	mu     sync.Mutex
+	queued map[string]int         // session id → stored, unacknowledged messages
+	outbox map[string]int         // host → messages waiting to be forwarded to it
+	remote map[string]remoteEntry // inbox key → a stored message from a bridged host
+	hosts  map[string]*hostUsage  // bridged host → what it holds here
+}
+
+type remoteEntry struct {
+	host string
+	size int64
+}
+
+// hostUsage is what one bridged host holds on this machine.
+type hostUsage struct {
+	messages    int   // unacknowledged messages in local inboxes
+	bytes       int64 // their size
+	records     int   // current topic records of its sessions
+	recordBytes int64
+	subs        int // topic subscriptions of its sessions
+	// accepted for commit, not yet stored: counted against the quota
+	reserved      int
+	reservedBytes int64
+}
+
+func newLedger() *ledger {
+	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[string]remoteEntry{}, hosts: map[string]*hostUsage{}}
+}
+
+// originHost is the bridged host a stored message came from, "" for a
+// local one: its sender is a remote session ("<id>@<host>"; the bridge's
+// own notices, from "bridge@<host>", are local).
+func originHost(m *wire.Message) string {
+	_, host, ok := wire.SplitRemote(m.From.ID)
+	if !ok || strings.HasPrefix(m.From.ID, noticeSender+"@") {
+		return ""
+	}
+	return host
+}
+
+func (l *ledger) usageLocked(host string) *hostUsage {
+	u := l.hosts[host]
+	if u == nil {
+		u = &hostUsage{}
+		l.hosts[host] = u
+	}
+	return u
+}
+
+// stored counts a message just stored under key (an inbox or outbox key).
+func (l *ledger) stored(key string, m *wire.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.storedLocked(key, m)
+}
+
+func (l *ledger) storedLocked(key string, m *wire.Message) {
+	outbox, owner, ok := store.BoxOwner(key)
+	if !ok {
+		return
+	}
+	if outbox {
+		l.outbox[owner]++
+		return
+	}
+	l.queued[owner]++
+	if host := originHost(m); host != "" {
+		e := remoteEntry{host: host, size: int64(m.Size())}
+		l.remote[key] = e
+		u := l.usageLocked(host)
+		u.messages++
+		u.bytes += e.size
+	}
+}
+
+// removed uncounts stored messages that were deleted.
+func (l *ledger) removed(keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		l.removedLocked(k)
+	}
+}
+
+func (l *ledger) removedLocked(key string) {
+	outbox, owner, ok := store.BoxOwner(key)
+	if !ok {
+		return
+	}
+	counts := l.queued
+	if outbox {
+		counts = l.outbox
+	}
+	if counts[owner] > 1 {
+		counts[owner]--
+	} else {
+		delete(counts, owner)
+	}
+	if e, ok := l.remote[key]; ok {
+		delete(l.remote, key)
+		u := l.usageLocked(e.host)
+		u.messages--
+		u.bytes -= e.size
+	}
+}
+
+// topicUsage adjusts the topic usage of sid's host, if sid is remote.
+func (l *ledger) topicUsage(sid string, records int, bytes int64, subs int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.topicUsageLocked(sid, records, bytes, subs)
+}
+
+func (l *ledger) topicUsageLocked(sid string, records int, bytes int64, subs int) {
+	_, host, ok := wire.SplitRemote(sid)
+	if !ok {
+		return
+	}
+	u := l.usageLocked(host)
+	u.records += records
+	u.recordBytes += bytes
+	u.subs += subs
+}
+
+// recordSize is what a topic record counts against its host's quota.
+func recordSize(message, resource string) int64 { return int64(len(message) + len(resource)) }
+
+// load builds the ledger from the store (once, at start).
+func (l *ledger) load(st *store.Store) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return st.View(func(txn *store.Txn) error {
+		for _, prefix := range []string{store.InboxesPrefix, store.OutboxesPrefix} {
+			err := txn.Scan(prefix, func(k string, v []byte) (bool, error) {
+				var m wire.Message
+				if json.Unmarshal(v, &m) == nil {
+					l.storedLocked(k, &m)
+				}
+				return true, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		err := txn.Scan(store.TopicRecordsAll, func(k string, v []byte) (bool, error) {
+			if sid, ok := store.TopicKeySession(k); ok && strings.Contains(sid, "@") {
+				var r storedRecord
+				if json.Unmarshal(v, &r) == nil {
+					l.topicUsageLocked(sid, 1, recordSize(r.Message, r.Resource), 0)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		txn.Keys(store.TopicSubsAll, func(k string) bool {
+			if sid, ok := store.TopicKeySession(k); ok {
+				l.topicUsageLocked(sid, 0, 0, 1)
+			}
+			return true
+		})
+		return nil
+	})
+}
+
+// dropSession forgets the counts of a session whose inbox was dropped.
+func (l *ledger) dropSession(sid string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.queued, sid)
+	prefix := store.InboxPrefix(sid)
+	for k := range l.remote {
+		if strings.HasPrefix(k, prefix) {
+			l.removedLocked(k)
+		}
+	}
+}
+
+// queuedCounts returns every session's stored, unacknowledged messages (no
+// store scan).
+func (l *ledger) queuedCounts() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.queued)
+}
+
+// usage returns a copy of what host holds here.
+func (l *ledger) usage(host string) hostUsage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u := l.hosts[host]; u != nil {
+		return *u
+	}
+	return hostUsage{}
+}
+
+// reserve counts a message of size bytes from host, accepted for commit,
+// against its inbox quotas: refused when over them, unless the message was
+// stored before (known: its retry is answered "duplicate"). unreserve
+// takes it back once the commit is done.
+func (l *ledger) reserve(host string, size int64, lim wire.BridgeLimits, known bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.usageLocked(host)
+	if !known {
+		if u.messages+u.reserved+1 > lim.InboxMessages {
+			return quotaError(host, "has %d unread messages here (max %d); retry once they are read", u.messages, lim.InboxMessages)
+		}
+		if u.bytes+u.reservedBytes+size > lim.InboxBytes {
+			return quotaError(host, "has %d bytes of unread messages here (max %d); retry once they are read", u.bytes, lim.InboxBytes)
+		}
+	}
+	u.reserved++
+	u.reservedBytes += size
+	return nil
+}
+
+func (l *ledger) unreserve(host string, size int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.usageLocked(host)
+	u.reserved--
+	u.reservedBytes -= size
+}
+
+// fromHost returns the keys of the stored messages that came from host.
+func (l *ledger) fromHost(host string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var keys []string
+	for k, e := range l.remote {
+		if e.host == host {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// dropHost forgets the usage of a purged host, unless a delivery from it is
+// being committed.
+func (l *ledger) dropHost(host string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u := l.hosts[host]; u != nil && u.reserved == 0 {
+		delete(l.hosts, host)
+	}
+}
+
+// outboxes returns every host's outbox depth, and the usage of each host
+// that has any.
+func (l *ledger) outboxes() (map[string]int, map[string]hostUsage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	usage := make(map[string]hostUsage, len(l.hosts))
+	for h, u := range l.hosts {
+		usage[h] = *u
+	}
+	return maps.Clone(l.outbox), usage
+}

@@ -1,0 +1,153 @@
+package broker
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/intercom-dev/intercom/internal/presence"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Presence rows: what `list` shows, the display targets, and resolving a
+// target to a session.
+
+// viewLocked returns the public row of s with its target and counts.
+func (t *sessionTable) viewLocked(s *session, self string) wire.Session {
+	r := s.Session
+	r.Target = t.targetsLocked()[s.ID]
+	r.Self = s.ID == self
+	r.PendingAsks = t.asks.countsTo()[s.ID]
+	return r
+}
+
+// targetsLocked returns every session's display target; it is recomputed
+// only after the set of sessions or their names changed. The map returned
+// is never changed afterwards.
+func (t *sessionTable) targetsLocked() map[string]string {
+	if t.targets != nil {
+		return t.targets
+	}
+	rows := make([]*wire.Session, 0, len(t.byID))
+	for _, s := range t.byID {
+		rows = append(rows, &wire.Session{ID: s.ID, Name: s.Name})
+	}
+	presence.AssignTargets(rows)
+	t.targets = make(map[string]string, len(rows))
+	for _, r := range rows {
+		t.targets[r.ID] = r.Target
+	}
+	return t.targets
+}
+
+// targetsNow returns every session's display target.
+func (t *sessionTable) targetsNow() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.targetsLocked()
+}
+
+// rowsLocked returns every known session with targets assigned.
+func (t *sessionTable) rowsLocked(self string) []*wire.Session {
+	rows := make([]*wire.Session, 0, len(t.byID))
+	pending := t.asks.countsTo()
+	targets := t.targetsLocked()
+	for _, s := range t.byID {
+		r := s.Session
+		r.PendingAsks = pending[s.ID]
+		r.Self = s.ID == self
+		r.Target = targets[s.ID]
+		rows = append(rows, &r)
+	}
+	return rows
+}
+
+// rows returns every known session's row as seen by self.
+func (t *sessionTable) rows(self string) []*wire.Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rowsLocked(self)
+}
+
+// lookup resolves a target for sender self and returns the row of the
+// session it names, as self sees it.
+func (t *sessionTable) lookup(target, self string) (wire.Session, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[target]; s != nil && target != self { // an exact id
+		return t.viewLocked(s, self), nil
+	}
+	r, err := presence.Resolve(t.rowsLocked(self), target, self)
+	if err != nil {
+		var amb *presence.AmbiguousError
+		switch {
+		case errors.As(err, &amb):
+			return wire.Session{}, &wire.Error{Code: wire.CodeAmbiguous, Message: err.Error(), Choices: amb.Choices}
+		case errors.Is(err, presence.ErrSelf):
+			return wire.Session{}, wire.Errorf(wire.CodeSelf, "Cannot message the current session (%s)", target)
+		case errors.Is(err, presence.ErrShort):
+			return wire.Session{}, wire.Errorf(wire.CodeBadRequest, "%v", err)
+		default:
+			return wire.Session{}, wire.Errorf(wire.CodeNotFound, "no session matches %q (see `intercom list --scope all --all`)", target)
+		}
+	}
+	return t.viewLocked(t.byID[r.ID], self), nil
+}
+
+// nameOf returns the name of session sid and whether it is connected.
+func (t *sessionTable) nameOf(sid string) (name string, connected, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[sid]; s != nil {
+		return s.Name, s.Connected, true
+	}
+	return "", false, false
+}
+
+func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
+	if err := wire.ValidateList(&req); err != nil {
+		return nil, err
+	}
+	scope := req.Scope
+	rows := b.sessions.rows(req.Self)
+	if scope == "all" {
+		for _, r := range b.routes.rows() {
+			rows = append(rows, &r)
+		}
+	}
+	out := make([]wire.Session, 0, len(rows))
+	for _, r := range rows {
+		if r.Self {
+			out = append(out, *r)
+			continue
+		}
+		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
+			continue
+		}
+		if scope == "project" && req.Project != "" && r.Project != req.Project && r.Host == "" {
+			continue
+		}
+		out = append(out, *r)
+	}
+	if len(out) > 0 {
+		counts := b.ledger.queuedCounts()
+		for i := range out {
+			if out[i].Host == "" { // a remote row keeps what its host reported
+				out[i].Queued = counts[out[i].ID]
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Self != out[j].Self {
+			return out[i].Self
+		}
+		if out[i].Connected != out[j].Connected {
+			return out[i].Connected
+		}
+		if ni, nj := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name); ni != nj {
+			return ni < nj
+		}
+		return out[i].ID < out[j].ID
+	})
+	return &wire.ListReply{Sessions: out}, nil
+}

@@ -1,0 +1,119 @@
+package broker
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Registration and connection events: the request handlers of sessions.go.
+
+func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error) {
+	if err := wire.ValidateRegister(&req); err != nil {
+		return nil, err
+	}
+	if req.ClientID != 0 && !b.connOpen(req.ClientID) {
+		return nil, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
+	}
+	// Is the connection of the session's current holder still open? Asked
+	// without a lock held (the server answers under its own locks); if the
+	// holder changes meanwhile, the newer one counts as open.
+	prevCID, prevOpen := b.sessions.holderOther(req.ID, req.ClientID), false
+	if prevCID != 0 {
+		prevOpen = b.connOpen(prevCID)
+	}
+	reg, err := b.sessions.register(req, prevCID, prevOpen, time.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	if !req.Ephemeral {
+		if err := b.saveRecord(reg.rec); err != nil {
+			return nil, err
+		}
+	}
+	b.log.Info("session registered", "id", reg.row.ID, "name", reg.row.Name, "resumed", reg.existed, "holder", req.Holder)
+	return &wire.RegisterReply{Session: reg.row, Resumed: reg.existed}, nil
+}
+
+// saveRecord persists a session's record.
+func (b *Broker) saveRecord(rec record) error {
+	data, _ := json.Marshal(rec)
+	return b.st.Update(func(txn *store.Txn) error { return txn.Set(store.SessionKey(rec.ID), data) })
+}
+
+// afterDetach persists the record of a session that lost its connection,
+// or drops the inbox of an ephemeral one, in the background.
+func (b *Broker) afterDetach(d detached, why string) {
+	if d.ephemeral {
+		b.tasks.Go(func() { _ = b.dropInbox(d.id) })
+	} else {
+		b.tasks.Go(func() { _ = b.saveRecord(d.rec) })
+	}
+	b.log.Info("session "+why, "id", d.id, "name", d.name)
+}
+
+func (b *Broker) unregister(req wire.SessionRef) (*wire.Empty, error) {
+	d, err := b.sessions.unregister(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		b.afterDetach(*d, "unregistered")
+	}
+	return &wire.Empty{}, nil
+}
+
+func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
+	if err := wire.ValidateState(req); err != nil {
+		return nil, err
+	}
+	out, becameIdle, err := b.sessions.setState(req)
+	if err != nil {
+		return nil, err
+	}
+	if becameIdle {
+		b.waiters.wake(out.ID) // queued messages are deliverable now
+		b.tasks.Go(func() { b.deliv.flush(out.ID) })
+	}
+	return &out, nil
+}
+
+func (b *Broker) onConnect(m *nats.Msg) {
+	var ev server.ConnectEventMsg
+	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
+		return
+	}
+	// A connection that closed before its authorisation finished has its
+	// disconnect event reported on another account: ask the server.
+	if !b.connOpen(ev.Client.ID) {
+		return
+	}
+	// Connection events are handled one at a time (subscribe), so the
+	// connection cannot close between this check and the count.
+	if b.sessions.connGone(ev.Client.ID) {
+		return
+	}
+	b.idle.connected(ev.Client.ID)
+}
+
+func (b *Broker) onDisconnect(m *nats.Msg) {
+	var ev server.DisconnectEventMsg
+	if json.Unmarshal(m.Data, &ev) != nil || ev.Client.User == brokerUser {
+		return
+	}
+	for _, d := range b.sessions.connClosed(ev.Client.ID) {
+		b.afterDetach(d, "disconnected")
+	}
+	b.idle.disconnected(ev.Client.ID)
+}
+
+// connOpen reports whether the NATS client cid is connected now.
+func (b *Broker) connOpen(cid uint64) bool {
+	cz, err := b.srv.Connz(&server.ConnzOptions{CID: cid})
+	return err == nil && len(cz.Conns) == 1 && cz.Conns[0].Stop == nil
+}

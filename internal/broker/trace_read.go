@@ -1,0 +1,135 @@
+package broker
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Reading and keeping timelines: traceOf answers `intercom trace`; an ack
+// keeps the timeline of what it removes (keepTrace, keepUnstoredTrace).
+
+// storedTrace is the timeline kept after an ack.
+type storedTrace struct {
+	From    wire.Peer   `json:"from"`
+	To      string      `json:"to"`
+	Stored  time.Time   `json:"stored_at"`
+	Pushed  []time.Time `json:"pushed_at,omitempty"`
+	Fetched []time.Time `json:"fetched_at,omitempty"`
+	Acked   time.Time   `json:"acked_at"`
+}
+
+// storedEvents reads the event keys of id.
+func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time) {
+	txn.Keys(store.TraceEventPrefix(id), func(key string) bool {
+		if at, fetch, ok := store.ParseTraceEvent(id, key); ok {
+			if fetch {
+				fetched = append(fetched, at)
+			} else {
+				pushed = append(pushed, at)
+			}
+		}
+		return true
+	})
+	return pushed, fetched
+}
+
+// mergeTimes returns the distinct times of all lists, oldest first.
+func mergeTimes(lists ...[]time.Time) []time.Time {
+	var out []time.Time
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return slices.CompactFunc(out, func(a, b time.Time) bool { return a.Equal(b) })
+}
+
+// traceOf answers `intercom trace`.
+func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
+	out := &wire.Trace{ID: req.ID}
+	found := false
+	err := b.st.View(func(txn *store.Txn) error {
+		out.Pushed, out.Fetched = storedEvents(txn, req.ID)
+		if v, err := txn.Get(store.TraceKey(req.ID)); err == nil {
+			var st storedTrace
+			if json.Unmarshal(v, &st) == nil {
+				acked := st.Acked
+				out.From, out.To, out.Stored, out.Acked = st.From, st.To, st.Stored, &acked
+				out.Pushed, out.Fetched = mergeTimes(st.Pushed, out.Pushed), mergeTimes(st.Fetched, out.Fetched)
+				out.State, found = "acked", true
+			}
+			return nil
+		}
+		key, err := txn.Get(store.MessageIndexKey(req.ID))
+		if err != nil {
+			return nil
+		}
+		v, err := txn.Get(string(key))
+		if err != nil {
+			return nil
+		}
+		var m wire.Message
+		if json.Unmarshal(v, &m) == nil {
+			out.From, out.To, out.Stored, out.State, found = m.From, m.To, m.SentAt, "stored", true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, wire.Errorf(wire.CodeNotFound, "no message %q (unknown, or acknowledged more than 7 days ago)", req.ID)
+	}
+	pushed, fetched := b.traces.events(req.ID)
+	out.Pushed, out.Fetched = mergeTimes(out.Pushed, pushed), mergeTimes(out.Fetched, fetched)
+	if out.State == "stored" {
+		switch {
+		case len(out.Pushed) > 0:
+			out.State = "pushed"
+		case len(out.Fetched) > 0:
+			out.State = "fetched"
+		}
+	}
+	return out, nil
+}
+
+// keepTrace writes the delivery timeline of a message being acknowledged.
+func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
+	v, err := txn.Get(string(key))
+	if err != nil {
+		return nil
+	}
+	var m wire.Message
+	if json.Unmarshal(v, &m) != nil {
+		return nil
+	}
+	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
+	// The stored event keys are not read here (an iterator per acked
+	// message is too costly on the ack path) nor deleted: they expire with
+	// the trace, and traceOf merges them in, which is how events from
+	// before a restart show.
+	st.Pushed, st.Fetched = b.traces.events(id)
+	return putTrace(txn, id, st)
+}
+
+// keepUnstoredTrace records the ack of an id that is not stored: acked
+// again (its trace is kept already), or acked before its send was committed
+// (pushed early by a broker that died, then retried), which the retried send
+// finds (ackedKey) and does not store. The trace then says acked, with the
+// events known and no stored time.
+func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
+	if _, err := txn.Get(store.TraceKey(id)); err != store.ErrNotFound {
+		return nil // kept already, or unreadable: leave it
+	}
+	st := storedTrace{To: sid, Acked: time.Now().UTC()}
+	st.Pushed, st.Fetched = b.traces.events(id)
+	return putTrace(txn, id, st)
+}
+
+func putTrace(txn *store.Txn, id string, st storedTrace) error {
+	data, _ := json.Marshal(st)
+	return txn.SetTTL(store.TraceKey(id), data, traceTTL)
+}

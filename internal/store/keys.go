@@ -1,0 +1,167 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The key layout: every key the broker stores, by prefix. Values are JSON
+// unless noted. Changing a key or a value's meaning is a format change
+// (FormatVersion).
+//
+//	meta/format                        format version (decimal)
+//	meta/seq                           sequence lease (decimal, Sequence)
+//	sess/<session>                     a session's record
+//	inbox/<session>/<seq>              a stored, unacknowledged message
+//	outbox/<host>/<seq>                a message waiting for a bridged host
+//	midx/<message id>                  the inbox or outbox key of a message
+//	ackd/<session>/<message id>        an ack of an id not stored (TTL, empty)
+//	dedupe/<scope>/<client msg id>     a send's client id -> message id (TTL)
+//	pdedupe/<session>/<client msg id>  a publication's client id -> seq (TTL)
+//	trec/<topic>\x00<session>          a sender's current topic record
+//	tsub/<topic>\x00<session>          a subscription
+//	rhost/<host>                       a bridged host once seen (empty)
+//	trace/<message id>                 an acked message's timeline (TTL)
+//	tev/<message id>/<nanos>-<p|f>     a push or fetch of a message (TTL, empty)
+//
+// <seq> is zero-padded to 20 digits, so keys sort in sequence order.
+
+// Prefixes that are scanned whole.
+const (
+	SessionPrefix     = "sess/"
+	InboxesPrefix     = "inbox/"
+	OutboxesPrefix    = "outbox/"
+	TopicRecordsAll   = "trec/"
+	TopicSubsAll      = "tsub/"
+	RemoteHostsPrefix = "rhost/"
+)
+
+// FormatKey holds the store's format version as a decimal string. Stores
+// written before the key existed carry none: their layout is format 1.
+const FormatKey = "meta/format"
+
+// SeqKey holds the highest sequence number leased (Sequence).
+const SeqKey = "meta/seq"
+
+// SessionKey is the record of session id.
+func SessionKey(id string) string { return SessionPrefix + id }
+
+// InboxPrefix is the prefix of session sid's stored messages.
+func InboxPrefix(sid string) string { return InboxesPrefix + sid + "/" }
+
+// InboxKey is the key of message seq in session sid's inbox.
+func InboxKey(sid string, seq uint64) string { return fmt.Sprintf("inbox/%s/%020d", sid, seq) }
+
+// InboxOwner returns the session whose inbox key is, or false.
+func InboxOwner(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, InboxesPrefix)
+	if !ok {
+		return "", false
+	}
+	sid, _, ok := strings.Cut(rest, "/")
+	if !ok || sid == "" {
+		return "", false
+	}
+	return sid, true
+}
+
+// OutboxPrefix is the prefix of the messages waiting for host.
+func OutboxPrefix(host string) string { return OutboxesPrefix + host + "/" }
+
+// BoxOwner splits an inbox or outbox key: the session of an inbox key, the
+// host of an outbox key (outbox true).
+func BoxOwner(key string) (outbox bool, owner string, ok bool) {
+	rest, in := strings.CutPrefix(key, InboxesPrefix)
+	if !in {
+		if rest, outbox = strings.CutPrefix(key, OutboxesPrefix); !outbox {
+			return false, "", false
+		}
+	}
+	owner, _, ok = strings.Cut(rest, "/")
+	return outbox, owner, ok
+}
+
+// OutboxKey is the key of message seq waiting for host.
+func OutboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
+
+// MessageIndexKey maps a message id to its inbox or outbox key.
+func MessageIndexKey(id string) string { return "midx/" + id }
+
+// AckedKey marks an ack by session sid of a message id that was not stored
+// when acked.
+func AckedKey(sid, id string) string { return "ackd/" + sid + "/" + id }
+
+// DedupeKey remembers a send's client message id within scope.
+func DedupeKey(scope, clientMsgID string) string { return "dedupe/" + scope + "/" + clientMsgID }
+
+// PublishDedupeKey remembers a publication's client message id of sender.
+func PublishDedupeKey(sender, clientMsgID string) string {
+	return "pdedupe/" + sender + "/" + clientMsgID
+}
+
+// TopicRecordKey is sender sid's current record on topic.
+func TopicRecordKey(topic, sid string) string { return TopicRecordsAll + topic + "\x00" + sid }
+
+// TopicRecordPrefix is the prefix of topic's records; "" means every topic.
+func TopicRecordPrefix(topic string) string { return topicPrefix(TopicRecordsAll, topic) }
+
+// TopicSubKey is session sid's subscription to topic.
+func TopicSubKey(topic, sid string) string { return TopicSubsAll + topic + "\x00" + sid }
+
+// TopicSubPrefix is the prefix of topic's subscriptions; "" means every
+// topic.
+func TopicSubPrefix(topic string) string { return topicPrefix(TopicSubsAll, topic) }
+
+func topicPrefix(all, topic string) string {
+	if topic == "" {
+		return all
+	}
+	return all + topic + "\x00"
+}
+
+// TopicKeySession returns the session of a record or subscription key.
+func TopicKeySession(key string) (string, bool) {
+	_, sid, ok := strings.Cut(key, "\x00")
+	return sid, ok
+}
+
+// IsTopicRecord reports whether key is a record (not a subscription) key.
+func IsTopicRecord(key string) bool { return strings.HasPrefix(key, TopicRecordsAll) }
+
+// TopicKeyOf reports whether a record or subscription key belongs to
+// session sid.
+func TopicKeyOf(key, sid string) bool { return strings.HasSuffix(key, "\x00"+sid) }
+
+// RemoteHostKey marks host as bridged once.
+func RemoteHostKey(host string) string { return RemoteHostsPrefix + host }
+
+// RemoteHostOf returns the host of a RemoteHostKey.
+func RemoteHostOf(key string) string { return strings.TrimPrefix(key, RemoteHostsPrefix) }
+
+// TraceKey is the stored timeline of acked message id.
+func TraceKey(id string) string { return "trace/" + id }
+
+// TraceEventPrefix is the prefix of message id's push and fetch events.
+func TraceEventPrefix(id string) string { return "tev/" + id + "/" }
+
+// TraceEventKey is the event of message id pushed (or fetched) at.
+func TraceEventKey(id string, at time.Time, fetch bool) string {
+	kind := "p"
+	if fetch {
+		kind = "f"
+	}
+	return fmt.Sprintf("%s%020d-%s", TraceEventPrefix(id), at.UnixNano(), kind)
+}
+
+// ParseTraceEvent reads an event key of message id.
+func ParseTraceEvent(id, key string) (at time.Time, fetch, ok bool) {
+	rest, found := strings.CutPrefix(key, TraceEventPrefix(id))
+	nanos, kind, cut := strings.Cut(rest, "-")
+	n, err := strconv.ParseInt(nanos, 10, 64)
+	if !found || !cut || err != nil || (kind != "p" && kind != "f") {
+		return time.Time{}, false, false
+	}
+	return time.Unix(0, n).UTC(), kind == "f", true
+}

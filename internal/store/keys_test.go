@@ -1,0 +1,62 @@
+package store
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKeysOwnersAndOrder(t *testing.T) {
+	t.Parallel()
+	if k := InboxKey("s1", 7); k != "inbox/s1/00000000000000000007" || !strings.HasPrefix(k, InboxPrefix("s1")) {
+		t.Errorf("InboxKey = %q", k)
+	}
+	if InboxKey("s", 9) >= InboxKey("s", 10) {
+		t.Error("inbox keys do not sort in sequence order")
+	}
+	for key, want := range map[string]string{InboxKey("abc", 1): "abc", "inbox//1": "", "inbox/x": "", "sess/x": ""} {
+		sid, ok := InboxOwner(key)
+		if sid != want || ok != (want != "") {
+			t.Errorf("InboxOwner(%q) = %q, %v; want %q", key, sid, ok, want)
+		}
+	}
+	if k := OutboxKey("h", 3); !strings.HasPrefix(k, OutboxPrefix("h")) || strings.HasPrefix(k, InboxesPrefix) {
+		t.Errorf("OutboxKey = %q", k)
+	}
+	if h := RemoteHostOf(RemoteHostKey("h.lan")); h != "h.lan" {
+		t.Errorf("RemoteHostOf = %q", h)
+	}
+	if !strings.HasPrefix(TopicRecordKey("t", "s"), TopicRecordPrefix("t")) || strings.HasPrefix(TopicRecordKey("tt", "s"), TopicRecordPrefix("t")) {
+		t.Error("a topic's record prefix must cover its records only")
+	}
+	if TopicRecordPrefix("") != TopicRecordsAll || TopicSubPrefix("") != TopicSubsAll {
+		t.Error(`prefix of topic "" must be every topic`)
+	}
+	if !TopicKeyOf(TopicSubKey("t", "s1"), "s1") || TopicKeyOf(TopicSubKey("t", "xs1"), "s1") {
+		t.Error("TopicKeyOf must match the whole session id")
+	}
+	distinct := map[string]bool{}
+	for _, k := range []string{SessionKey("x"), MessageIndexKey("x"), AckedKey("s", "x"), DedupeKey("s", "x"), PublishDedupeKey("s", "x"), TraceKey("x"), SeqKey, FormatKey} {
+		if distinct[k] {
+			t.Errorf("key %q built twice", k)
+		}
+		distinct[k] = true
+	}
+}
+
+func TestTraceEventKeys(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(1700000000, 123456789).UTC()
+	for _, fetch := range []bool{false, true} {
+		k := TraceEventKey("m1", at, fetch)
+		got, gotFetch, ok := ParseTraceEvent("m1", k)
+		if !ok || !got.Equal(at) || gotFetch != fetch {
+			t.Errorf("ParseTraceEvent(%q) = %v, %v, %v; want %v, %v", k, got, gotFetch, ok, at, fetch)
+		}
+	}
+	for _, bad := range []string{"tev/m1/x-p", "tev/m1/12-q", "tev/m1/12", "tev/m2/12-p"} {
+		if _, _, ok := ParseTraceEvent("m1", bad); ok {
+			t.Errorf("ParseTraceEvent(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"errors"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Txn is a transaction on the store: its reads see one snapshot, and in
+// Update its writes commit together or not at all. It is valid only inside
+// the View or Update call that passed it.
+type Txn struct{ t *badger.Txn }
+
+// Get returns the value of key, or ErrNotFound.
+func (t *Txn) Get(key string) ([]byte, error) {
+	item, err := t.t.Get([]byte(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+// Has reports whether key is present.
+func (t *Txn) Has(key string) (bool, error) {
+	_, err := t.t.Get([]byte(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Set writes key.
+func (t *Txn) Set(key string, val []byte) error { return t.t.Set([]byte(key), val) }
+
+// SetTTL writes key to expire after ttl.
+func (t *Txn) SetTTL(key string, val []byte, ttl time.Duration) error {
+	return t.t.SetEntry(badger.NewEntry([]byte(key), val).WithTTL(ttl))
+}
+
+// Delete removes key (absent or not).
+func (t *Txn) Delete(key string) error { return t.t.Delete([]byte(key)) }
+
+// Scan calls fn for every key with prefix, in key order, until fn returns
+// false or an error.
+func (t *Txn) Scan(prefix string, fn func(key string, val []byte) (bool, error)) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = []byte(prefix)
+	it := t.t.NewIterator(opts)
+	defer it.Close()
+	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
+		item := it.Item()
+		val, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		more, err := fn(string(item.Key()), val)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// Keys calls fn with each key under prefix, in order, without reading
+// values, until fn returns false.
+func (t *Txn) Keys(prefix string, fn func(key string) bool) {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix, opts.PrefetchValues = []byte(prefix), false
+	it := t.t.NewIterator(opts)
+	defer it.Close()
+	for it.Seek([]byte(prefix)); it.ValidForPrefix([]byte(prefix)); it.Next() {
+		if !fn(string(it.Item().Key())) {
+			return
+		}
+	}
+}
