@@ -233,11 +233,11 @@ func TestFaultHealHomeDeleted(t *testing.T) {
 
 	for _, p := range []*Proc{att, hold, bridge} {
 		code := healExit(t, p, "holder")
+		// attach and the bridge run with --json: their error object is
+		// their last stdout line; hold says it on stderr.
 		said := p.Stderr()
-		if p == bridge { // --json: the error object is its last stdout line
-			for l, ok := p.Line(time.Second); ok; l, ok = p.Line(time.Second) {
-				said += l + "\n"
-			}
+		for l, ok := p.Line(time.Second); ok; l, ok = p.Line(time.Second) {
+			said += l + "\n"
 		}
 		if code != 1 || !strings.Contains(said, "was deleted while in use; not starting a broker there") {
 			t.Errorf("%v: exit %d, want 1 saying the home is gone; it said:\n%s", p.Cmd.Args, code, tail(said, 5))
