@@ -7,10 +7,10 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/natslog"
 	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +53,10 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("bridge server: %w", err)
 	}
 	auth.srv = srv
-	srv.SetLoggerV2(serverLogger{opts.Log.With("component", "link")}, false, false, false)
+	// Our own joiners always make the TLS-first handshake; a refused
+	// link is a warning of this host, not its error.
+	srv.SetLoggerV2(natslog.Logger{L: opts.Log.With("component", "link"), Expected: []string{"TLS Handshake First"},
+		ErrorLevel: slog.LevelWarn, ErrorPrefix: "link refused: "}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		return fmt.Errorf("bridge server: cannot listen on %s", opts.Listen)
@@ -189,25 +192,3 @@ func (a *hubAuth) recheck() {
 		_ = a.srv.DisconnectClientByID(cid)
 	}
 }
-
-// serverLogger routes the link server's logs (TLS refusals among them) to
-// slog.
-type serverLogger struct{ l *slog.Logger }
-
-func (t serverLogger) f(format string, v []any) string {
-	return strings.TrimSpace(fmt.Sprintf(format, v...))
-}
-
-func (t serverLogger) Noticef(format string, v ...any) { t.l.Debug(t.f(format, v)) }
-func (t serverLogger) Warnf(format string, v ...any) {
-	msg := t.f(format, v)
-	if strings.Contains(msg, "TLS Handshake First") { // our own joiners always do
-		t.l.Debug(msg)
-		return
-	}
-	t.l.Warn(msg)
-}
-func (t serverLogger) Fatalf(format string, v ...any) { t.l.Error(t.f(format, v)) }
-func (t serverLogger) Errorf(format string, v ...any) { t.l.Warn("link refused: " + t.f(format, v)) }
-func (t serverLogger) Debugf(format string, v ...any) {}
-func (t serverLogger) Tracef(format string, v ...any) {}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/intercom-dev/intercom/internal/natslog"
 	"sync"
 	"time"
 
@@ -63,7 +64,9 @@ func (b *Broker) startNATS() error {
 	if err != nil {
 		return fmt.Errorf("create nats server: %w", err)
 	}
-	srv.SetLoggerV2(natsLogger{b.log.With("component", "nats")}, false, false, false)
+	// The broker's per-run random credentials, never on disk, make the
+	// server warn of plaintext passwords: expected here.
+	srv.SetLoggerV2(natslog.Logger{L: b.log.With("component", "nats"), Expected: []string{"Plaintext passwords"}}, false, false, false)
 	b.srv = srv // shut down by Close, whatever happens next
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
