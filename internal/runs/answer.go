@@ -82,6 +82,15 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 		return rec, err
 	}
 	defer c.Close()
+	// The child may have read the saved answer, and ended, while this
+	// connected (a minute, when the broker restarts): decide on the run and
+	// the question as they are now, or an answer it consumed would revive it.
+	if r, err = d.Store.Load(r.ID); err != nil {
+		return rec, err
+	}
+	if q, err = d.Store.LoadQuestion(r.ID, q.ID); err != nil {
+		return rec, err
+	}
 	// Whatever happens next, the supervisor's pending ask is resolved.
 	childAlive := r.State == StateRunning && Alive(r.ChildPid)
 	switch {

@@ -236,3 +236,31 @@ func TestStoreWritesFailCleanlyWhereNoDirectoryCanBe(t *testing.T) {
 		t.Fatalf("Lookup under a file: %v, want the read error (not a missing run)", err)
 	}
 }
+
+// The child reads the saved answer from its file and ends while the desk is
+// still connecting (a broker restarting): the desk decides on the run as it
+// is then, and revives nothing.
+func TestDeskAnswerConsumedWhileConnectingRevivesNothing(t *testing.T) {
+	s := newSupervised(t, StateRunning, os.Getpid())
+	d := s.desk(t)
+	connect := d.Connect
+	d.Connect = func() (*intercom.Client, error) {
+		if err := s.st.MarkConsumed(s.run.ID, s.q.ID); err != nil {
+			return nil, err
+		}
+		if _, err := s.st.Update(s.run.ID, func(r *Run) error { r.State, r.ChildPid = StateCompleted, 0; return nil }); err != nil {
+			return nil, err
+		}
+		return connect()
+	}
+	rec, err := d.Answer(t.Context(), s.run.ID, s.q.ID, "yes")
+	if err != nil || !rec.Saved || rec.RevivedRun != "" || rec.NeedsContinue || !strings.Contains(rec.Note, "nothing launched") {
+		t.Fatalf("Answer = %+v, %v; want the answer saved and nothing launched", rec, err)
+	}
+	if len(s.launched) != 0 {
+		t.Errorf("launched %v for a child that had consumed its answer", s.launched)
+	}
+	if r, _ := s.st.Load(s.run.ID); r.RevivedTo != "" {
+		t.Errorf("run revived to %q", r.RevivedTo)
+	}
+}
