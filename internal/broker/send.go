@@ -274,7 +274,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	if name, host, ok := wire.SplitRemote(req.To); ok {
 		return b.prepareRemoteSend(req, from, name, host, seq)
 	}
-	to, err := b.sessions.lookup(req.To, req.From)
+	to, err := b.sessions.find(req.To, req.From)
 	if err != nil {
 		return nil, err
 	}
