@@ -1,10 +1,11 @@
 package broker
 
 import (
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"

@@ -1,9 +1,10 @@
 package broker
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
