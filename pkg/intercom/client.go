@@ -63,6 +63,7 @@ type Client struct {
 	endErr   error
 	endOnce  sync.Once
 	reconn   chan struct{} // closed at the next reconnection
+	async    asyncSends    // pipelined sends (send_async.go)
 }
 
 // Connect dials the broker, starting one when none answers.
