@@ -104,3 +104,21 @@ func TestFilterNoFalseAbsence(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkFilterAbsent: the cost of answering a lookup of a key never
+// written, with a million keys in the filter.
+func BenchmarkFilterAbsent(b *testing.B) {
+	f := newKeyFilter()
+	for i := range 1_000_000 {
+		f.add(DedupeKey("s", fmt.Sprintf("c%d", i)))
+	}
+	f.ready.Store(true)
+	keys := make([]string, 4096)
+	for i := range keys {
+		keys[i] = MessageIndexKey(fmt.Sprintf("m%020d", i))
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		f.absent(keys[i%len(keys)])
+	}
+}

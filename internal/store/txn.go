@@ -44,16 +44,14 @@ func (t *Txn) Has(key string) (bool, error) {
 
 // Set writes key.
 func (t *Txn) Set(key string, val []byte) error {
-	k := []byte(key)
-	t.f.add(k)
-	return t.t.Set(k, val)
+	t.f.add(key)
+	return t.t.Set([]byte(key), val)
 }
 
 // SetTTL writes key to expire after ttl.
 func (t *Txn) SetTTL(key string, val []byte, ttl time.Duration) error {
-	k := []byte(key)
-	t.f.add(k)
-	return t.t.SetEntry(badger.NewEntry(k, val).WithTTL(ttl))
+	t.f.add(key)
+	return t.t.SetEntry(badger.NewEntry([]byte(key), val).WithTTL(ttl))
 }
 
 // Delete removes key (absent or not).
