@@ -206,8 +206,9 @@ func (b *Broker) onSend(m *nats.Msg) {
 	}
 	// Read before the committer owns p. A retry's first send was pushed
 	// already; while the disk is full or the store failed nothing is pushed
-	// that may be refused.
-	early := p.remote == "" && !p.retry && !b.cmt.LowSpace() && b.st.Err() == nil
+	// that may be refused; an ask is shown only once it is registered
+	// (afterSend), so that its recipient's `pending` and `reply` find it.
+	early := p.remote == "" && !p.retry && !p.ask && !b.cmt.LowSpace() && b.st.Err() == nil
 	msg, dkey := p.msg, p.dkey
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
@@ -227,8 +228,8 @@ func (b *Broker) onSend(m *nats.Msg) {
 // (store.AckedKey), so a crash between push and commit shows nothing twice
 // to a holder that acked. Each holder has its own delivery subject
 // (wire.Deliver), so a push meant for a dying holder never reaches the next
-// one ahead of its backlog. Replies to a waiting ask keep the post-commit
-// path.
+// one ahead of its backlog. Asks, and replies to a waiting ask, keep the
+// post-commit path.
 //
 // A message with a client id may be a retry of one committed (and perhaps
 // acked) before: it is pushed early only if the store knows neither its
