@@ -170,5 +170,13 @@ func (b badgerLogger) msg(format string, args ...any) string {
 }
 func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(b.msg(f, a...)) }
 func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(b.msg(f, a...)) }
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(b.msg(f, a...)) }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(b.msg(f, a...)) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.debug(f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.debug(f, a...) }
+
+// debug formats only when debug logging is on: Badger logs on its write
+// path, and formatting each line for nothing showed in the profile.
+func (b badgerLogger) debug(f string, a ...any) {
+	if b.l.Enabled(context.Background(), slog.LevelDebug) {
+		b.l.Debug(b.msg(f, a...))
+	}
+}
