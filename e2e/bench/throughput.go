@@ -89,13 +89,9 @@ func flood(ctx context.Context, h *harness, cfg config, name string, senders, pe
 		return 0, 0, err
 	}
 	start := time.Now()
-	err = pipelined(ctx, senders, per, depth, func(k, idx int) error {
-		rep, err := ss[k].c.Send(ctx, wire.SendRequest{From: ss[k].id, To: "sink", Text: text(idx, cfg.TextBytes)})
-		if err == nil {
-			sent.add(rep, idx)
-		}
-		return err
-	})
+	err = pipelinedAsync(ctx, senders, per, depth, func(k, idx int) (*intercom.SendFuture, error) {
+		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: text(idx, cfg.TextBytes)})
+	}, sent.add)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -137,6 +133,52 @@ func pipelined(ctx context.Context, senders, per, depth int, send func(k, idx in
 				}
 			}()
 		}
+	}
+	wg.Wait()
+	return firstErr.get()
+}
+
+// pipelinedAsync runs per messages of each of senders senders, each sender
+// one goroutine publishing its sends in order (message idx = k*per + j)
+// with up to depth answers outstanding (SendAsync), the oldest awaited
+// first; done gets every answer. It returns the first error.
+func pipelinedAsync(ctx context.Context, senders, per, depth int, send func(k, idx int) (*intercom.SendFuture, error), done func(rep wire.SendReply, idx int)) error {
+	var wg sync.WaitGroup
+	var firstErr firstError
+	for k := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			type inFlight struct {
+				f   *intercom.SendFuture
+				idx int
+			}
+			window := make([]inFlight, 0, depth)
+			settle := func() bool {
+				w := window[0]
+				window = window[1:]
+				rep, err := w.f.Wait(ctx)
+				if err != nil {
+					firstErr.set(fmt.Errorf("send %d: %w", w.idx, err))
+					return false
+				}
+				done(rep, w.idx)
+				return true
+			}
+			for j := 0; j < per && ctx.Err() == nil; j++ {
+				if len(window) == depth && !settle() {
+					return
+				}
+				f, err := send(k, k*per+j)
+				if err != nil {
+					firstErr.set(fmt.Errorf("send %d: %w", k*per+j, err))
+					return
+				}
+				window = append(window, inFlight{f, k*per + j})
+			}
+			for len(window) > 0 && settle() {
+			}
+		}()
 	}
 	wg.Wait()
 	return firstErr.get()

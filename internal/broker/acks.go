@@ -1,9 +1,9 @@
 package broker
 
 import (
-	"encoding/json"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/store"

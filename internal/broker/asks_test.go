@@ -180,3 +180,27 @@ func TestAskWaitAndCancel(t *testing.T) {
 		t.Fatalf("pending of an unknown session: %v", err)
 	}
 }
+
+// TestAskPendingWhenShown: an ask is pushed only once it is registered, so
+// the recipient that sees it can list it and reply at once (an ask pushed
+// early, before its commit, was not pending yet).
+func TestAskPendingWhenShown(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a, z := w.attach("alpha"), w.attach("zulu")
+	for i := range 20 {
+		out := askAsync(w, a, "zulu", "ready?", bounded)
+		q := recv(t, z)
+		p, err := w.c.Pending(t.Context(), z.ID())
+		if err != nil || len(p) != 1 || p[0].AskID != q.ID {
+			t.Fatalf("ask %d shown, pending then: %+v, %v", i, p, err)
+		}
+		w.send(z, a.ID(), "yes", func(r *wire.SendRequest) { r.ReplyTo = q.ID })
+		if o := <-out; o.err != nil || o.res.Reply == nil {
+			t.Fatalf("ask %d: %+v, %v", i, o.res, o.err)
+		}
+		if err := z.Ack(t.Context(), q.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,10 +1,11 @@
 package broker
 
 import (
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -184,7 +185,7 @@ func (d *delivery) pushLocked(sid string, bx *box, msgs []wire.Message) {
 // pushOneLocked hands one message to bx's holder and records when.
 func (d *delivery) pushOneLocked(sid string, bx *box, m *wire.Message, now time.Time) {
 	bx.inflight[m.ID] = true
-	d.traces.record(m.ID, now, false)
+	d.traces.record(m, now, false)
 	d.publish(wire.Deliver(sid, bx.token), m)
 }
 
@@ -275,7 +276,7 @@ func (d *delivery) deliverable(sid string, msgs []wire.Message, limit int, recor
 			continue
 		}
 		if recordFetch {
-			d.traces.record(m.ID, now, true)
+			d.traces.record(m, now, true)
 		}
 		out = append(out, *m)
 		if limit > 0 && len(out) >= limit {

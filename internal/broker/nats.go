@@ -3,13 +3,13 @@ package broker
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/intercom-dev/intercom/internal/natslog"
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 

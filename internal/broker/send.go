@@ -4,11 +4,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -206,16 +206,17 @@ func (b *Broker) onSend(m *nats.Msg) {
 	}
 	// Read before the committer owns p. A retry's first send was pushed
 	// already; while the disk is full or the store failed nothing is pushed
-	// that may be refused.
-	early := p.remote == "" && !p.retry && !b.cmt.LowSpace() && b.st.Err() == nil
-	msg, dkey := p.msg, p.dkey
+	// that may be refused; an ask is shown only once it is registered
+	// (afterSend), so that its recipient's `pending` and `reply` find it.
+	early := p.remote == "" && !p.retry && !p.ask && !b.cmt.LowSpace() && b.st.Err() == nil
+	msg, dkey, key := p.msg, p.dkey, p.key
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		After: after,
 		Size:  len(m.Data),
 	})
 	if early {
-		b.pushEarly(msg, dkey)
+		b.pushEarly(msg, dkey, key)
 	}
 }
 
@@ -227,8 +228,8 @@ func (b *Broker) onSend(m *nats.Msg) {
 // (store.AckedKey), so a crash between push and commit shows nothing twice
 // to a holder that acked. Each holder has its own delivery subject
 // (wire.Deliver), so a push meant for a dying holder never reaches the next
-// one ahead of its backlog. Replies to a waiting ask keep the post-commit
-// path.
+// one ahead of its backlog. Asks, and replies to a waiting ask, keep the
+// post-commit path.
 //
 // A message with a client id may be a retry of one committed (and perhaps
 // acked) before: it is pushed early only if the store knows neither its
@@ -236,19 +237,29 @@ func (b *Broker) onSend(m *nats.Msg) {
 // under delivery.mu, and an ack's reply is sent only after taking
 // delivery.mu (onAck), so an ack committed after the check is confirmed to
 // its holder after this push.
-func (b *Broker) pushEarly(msg wire.Message, dkey string) {
+func (b *Broker) pushEarly(msg wire.Message, dkey, key string) {
 	if msg.ReplyTo != "" && b.asks.waiting(msg.ReplyTo) {
 		return
 	}
-	b.deliv.pushIf(msg.To, msg, func() bool { return dkey == "" || !b.storeKnows(msg, dkey) })
+	b.deliv.pushIf(msg.To, msg, func() bool { return dkey == "" || !b.storeKnows(msg, dkey, key) })
 }
 
 // storeKnows reports whether the store already has a message's client id,
-// its id or an ack of it (or cannot tell).
-func (b *Broker) storeKnows(msg wire.Message, dkey string) bool {
+// its id or an ack of it (or cannot tell), from before this send: the send's
+// own commit may land before the check (its op is queued first), and a
+// message it stored as new (its index pointing to its own inbox key, so
+// nothing was known of it) is still pushed now — left to afterSend, it
+// would reach the holder after the next send's early push.
+func (b *Broker) storeKnows(msg wire.Message, dkey, key string) bool {
 	known := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		for _, k := range []string{dkey, store.MessageIndexKey(msg.ID), store.AckedKey(msg.To, msg.ID)} {
+		if v, err := txn.Get(store.MessageIndexKey(msg.ID)); err == nil {
+			known = string(v) != key
+			return nil
+		} else if err != store.ErrNotFound {
+			return nil // unreadable: known
+		}
+		for _, k := range []string{dkey, store.AckedKey(msg.To, msg.ID)} {
 			if _, err := txn.Get(k); err != store.ErrNotFound {
 				return nil // found, or unreadable: known
 			}
@@ -274,7 +285,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	if name, host, ok := wire.SplitRemote(req.To); ok {
 		return b.prepareRemoteSend(req, from, name, host, seq)
 	}
-	to, err := b.sessions.lookup(req.To, req.From)
+	to, err := b.sessions.find(req.To, req.From)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Delivery timelines (`intercom trace`). Every push to a holder and every
@@ -17,6 +18,11 @@ import (
 // writes the stored trace (store.TraceKey) with the events in memory; the
 // event keys expire with it and traceOf merges both (trace_read.go).
 // A peek (inbox --peek, status) is not a fetch and records nothing.
+//
+// The timeline in memory also holds what the stored trace needs of the
+// message (sender, recipient, stored time), so that an ack writes it without
+// reading the message back; and an event whose message is acked before the
+// writer takes it is not written at all: the ack's stored trace holds it.
 
 const (
 	maxTraces     = 100000 // unacked messages with a timeline in memory
@@ -26,6 +32,10 @@ const (
 
 type trace struct {
 	pushed, fetched []time.Time
+	from            wire.Peer
+	to              string
+	stored          time.Time
+	done            bool // acked or not stored: its queued events are not written
 }
 
 // traceEvent is one push or fetch to write.
@@ -33,6 +43,7 @@ type traceEvent struct {
 	id    string
 	at    time.Time
 	fetch bool
+	tr    *trace
 }
 
 // traceTable holds the timelines of unacked messages and the events on
@@ -68,13 +79,15 @@ func (t *traceTable) traceLocked(id string) *trace {
 	return tr
 }
 
-// record notes a push (or a fetch) of message id at now, in memory and for
+// record notes a push (or a fetch) of message m at now, in memory and for
 // the trace writer.
-func (t *traceTable) record(id string, now time.Time, fetch bool) {
+func (t *traceTable) record(m *wire.Message, now time.Time, fetch bool) {
 	now = now.UTC()
+	id := m.ID
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tr := t.traceLocked(id)
+	tr.from, tr.to, tr.stored = m.From, m.To, m.SentAt
 	if fetch {
 		tr.fetched = append(tr.fetched, now)
 	} else {
@@ -83,7 +96,7 @@ func (t *traceTable) record(id string, now time.Time, fetch bool) {
 	if !t.open || len(t.queue) >= maxTraceQueue {
 		return
 	}
-	t.queue = append(t.queue, traceEvent{id: id, at: now, fetch: fetch})
+	t.queue = append(t.queue, traceEvent{id: id, at: now, fetch: fetch, tr: tr})
 	select {
 	case t.kick <- struct{}{}:
 	default:
@@ -94,17 +107,31 @@ func (t *traceTable) record(id string, now time.Time, fetch bool) {
 func (t *traceTable) forget(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.byID, id)
+	if tr := t.byID[id]; tr != nil {
+		tr.done = true
+		delete(t.byID, id)
+	}
 }
 
 // events returns copies of id's events this broker recorded.
 func (t *traceTable) events(id string) (pushed, fetched []time.Time) {
+	st, _ := t.timeline(id)
+	return st.Pushed, st.Fetched
+}
+
+// timeline returns what is known in memory of id's timeline: its events,
+// and (ok) the message's sender, recipient and stored time, recorded with
+// its first push or fetch.
+func (t *traceTable) timeline(id string) (st storedTrace, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if tr := t.byID[id]; tr != nil {
-		return append([]time.Time(nil), tr.pushed...), append([]time.Time(nil), tr.fetched...)
+	tr := t.byID[id]
+	if tr == nil {
+		return st, false
 	}
-	return nil, nil
+	st.Pushed, st.Fetched = append([]time.Time(nil), tr.pushed...), append([]time.Time(nil), tr.fetched...)
+	st.From, st.To, st.Stored = tr.from, tr.to, tr.stored
+	return st, tr.to != ""
 }
 
 // counts reports the timelines in memory and the events not yet stored
@@ -145,7 +172,12 @@ func (t *traceTable) writer(cmt *store.Committer, log *slog.Logger) {
 			stopping = true // write what is queued, then end
 		}
 		t.mu.Lock()
-		evs := t.queue
+		evs := t.queue[:0:0]
+		for _, ev := range t.queue {
+			if !ev.tr.done {
+				evs = append(evs, ev)
+			}
+		}
 		t.queue = nil
 		t.writing = len(evs)
 		t.mu.Unlock()

@@ -1,9 +1,10 @@
 package broker
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -96,22 +97,27 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 	return out, nil
 }
 
-// keepTrace writes the delivery timeline of a message being acknowledged.
+// keepTrace writes the delivery timeline of a message being acknowledged,
+// from memory when its push or fetch was recorded by this broker, else
+// from the stored message.
 func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
-	v, err := txn.Get(string(key))
-	if err != nil {
-		return nil
+	st, ok := b.traces.timeline(id)
+	if !ok {
+		v, err := txn.Get(string(key))
+		if err != nil {
+			return nil
+		}
+		var m wire.Message
+		if json.Unmarshal(v, &m) != nil {
+			return nil
+		}
+		st.From, st.To, st.Stored = m.From, m.To, m.SentAt
 	}
-	var m wire.Message
-	if json.Unmarshal(v, &m) != nil {
-		return nil
-	}
-	st := storedTrace{From: m.From, To: m.To, Stored: m.SentAt, Acked: time.Now().UTC()}
+	st.Acked = time.Now().UTC()
 	// The stored event keys are not read here (an iterator per acked
 	// message is too costly on the ack path) nor deleted: they expire with
 	// the trace, and traceOf merges them in, which is how events from
 	// before a restart show.
-	st.Pushed, st.Fetched = b.traces.events(id)
 	return putTrace(txn, id, st)
 }
 

@@ -87,14 +87,21 @@ func BoxOwner(key string) (outbox bool, owner string, ok bool) {
 func OutboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
 
 // MessageIndexKey maps a message id to its inbox or outbox key.
-func MessageIndexKey(id string) string { return "midx/" + id }
+func MessageIndexKey(id string) string { return midxPrefix + id }
 
 // AckedKey marks an ack by session sid of a message id that was not stored
 // when acked.
-func AckedKey(sid, id string) string { return "ackd/" + sid + "/" + id }
+func AckedKey(sid, id string) string { return ackedPrefix + sid + "/" + id }
 
 // DedupeKey remembers a send's client message id within scope.
-func DedupeKey(scope, clientMsgID string) string { return "dedupe/" + scope + "/" + clientMsgID }
+func DedupeKey(scope, clientMsgID string) string { return dedupePrefix + scope + "/" + clientMsgID }
+
+// The prefixes of the index, acked and dedupe keys (the absence filter's).
+const (
+	midxPrefix   = "midx/"
+	ackedPrefix  = "ackd/"
+	dedupePrefix = "dedupe/"
+)
 
 // PublishDedupeKey remembers a publication's client message id of sender.
 func PublishDedupeKey(sender, clientMsgID string) string {

@@ -41,6 +41,7 @@ type Store struct {
 	once   sync.Once
 	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
+	filter *keyFilter            // keys it may hold under the probed prefixes (filter.go)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -70,14 +71,20 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter()}
 	if err := s.checkFormat(); err != nil {
 		cancel()
 		db.Close()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.gcLoop(ctx)
+	go func() {
+		defer s.wg.Done()
+		if err := s.filter.fill(ctx, s.db); err != nil && ctx.Err() == nil {
+			log.Warn("absence filter not filled; every lookup asks the database", "err", err)
+		}
+	}()
 	return s, nil
 }
 
@@ -105,7 +112,7 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
+	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter}) })
 	if err == nil {
 		err = s.checkDir()
 	}
@@ -142,7 +149,7 @@ func (s *Store) CheckSpace(need int64) error {
 
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
+	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter}) })
 }
 
 // Close stops background work and closes the database. It is idempotent.
@@ -163,5 +170,13 @@ func (b badgerLogger) msg(format string, args ...any) string {
 }
 func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(b.msg(f, a...)) }
 func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(b.msg(f, a...)) }
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(b.msg(f, a...)) }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(b.msg(f, a...)) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.debug(f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.debug(f, a...) }
+
+// debug formats only when debug logging is on: Badger logs on its write
+// path, and formatting each line for nothing showed in the profile.
+func (b badgerLogger) debug(f string, a ...any) {
+	if b.l.Enabled(context.Background(), slog.LevelDebug) {
+		b.l.Debug(b.msg(f, a...))
+	}
+}

@@ -10,10 +10,16 @@ import (
 // Txn is a transaction on the store: its reads see one snapshot, and in
 // Update its writes commit together or not at all. It is valid only inside
 // the View or Update call that passed it.
-type Txn struct{ t *badger.Txn }
+type Txn struct {
+	t *badger.Txn
+	f *keyFilter // the store's absence filter (filter.go), nil for none
+}
 
 // Get returns the value of key, or ErrNotFound.
 func (t *Txn) Get(key string) ([]byte, error) {
+	if t.f.absent(key) {
+		return nil, ErrNotFound
+	}
 	item, err := t.t.Get([]byte(key))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, ErrNotFound
@@ -26,6 +32,9 @@ func (t *Txn) Get(key string) ([]byte, error) {
 
 // Has reports whether key is present.
 func (t *Txn) Has(key string) (bool, error) {
+	if t.f.absent(key) {
+		return false, nil
+	}
 	_, err := t.t.Get([]byte(key))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
@@ -34,10 +43,14 @@ func (t *Txn) Has(key string) (bool, error) {
 }
 
 // Set writes key.
-func (t *Txn) Set(key string, val []byte) error { return t.t.Set([]byte(key), val) }
+func (t *Txn) Set(key string, val []byte) error {
+	t.f.add(key)
+	return t.t.Set([]byte(key), val)
+}
 
 // SetTTL writes key to expire after ttl.
 func (t *Txn) SetTTL(key string, val []byte, ttl time.Duration) error {
+	t.f.add(key)
 	return t.t.SetEntry(badger.NewEntry([]byte(key), val).WithTTL(ttl))
 }
 

@@ -11,7 +11,6 @@ package intercom
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/paths"
@@ -63,6 +63,7 @@ type Client struct {
 	endErr   error
 	endOnce  sync.Once
 	reconn   chan struct{} // closed at the next reconnection
+	async    asyncSends    // pipelined sends (send_async.go)
 }
 
 // Connect dials the broker, starting one when none answers.

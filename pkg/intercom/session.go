@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/presence"

@@ -1,0 +1,159 @@
+package intercom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/nats-io/nats.go"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Pipelined sends: SendAsync publishes a send and returns at once with a
+// future that the broker's answer completes, like JetStream's PublishAsync.
+// The answers of every async send of a client arrive on one reply
+// subscription (a wildcard inbox), so a pipelined sender needs neither a
+// goroutine nor a request round trip per message. Sends published by one
+// goroutine reach the broker, and so their recipient, in that order.
+
+// SendFuture is a send in flight (SendAsync).
+type SendFuture struct {
+	c     *Client
+	req   wire.SendRequest
+	token string
+	sent  time.Time
+	done  chan struct{}
+	rep   wire.SendReply
+	err   error
+}
+
+// asyncSends is the reply subscription of a client's async sends and the
+// futures it has not answered yet.
+type asyncSends struct {
+	mu      sync.Mutex
+	sub     *nats.Subscription
+	prefix  string // reply subjects are prefix + token
+	next    uint64
+	waiting map[string]*SendFuture
+}
+
+// SendAsync publishes a send and returns its future. A ClientMsgID is
+// generated when empty, so that Wait can send it again, stored once, when
+// no answer comes (the broker was restarting). The caller bounds how many
+// are in flight (Wait for the oldest before sending more).
+func (c *Client) SendAsync(req wire.SendRequest) (*SendFuture, error) {
+	if req.ClientMsgID == "" {
+		req.ClientMsgID = randomID()
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", wire.SubjSend, err)
+	}
+	f := &SendFuture{c: c, req: req, sent: time.Now(), done: make(chan struct{})}
+	reply, err := c.async.add(c.nc, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.nc.PublishRequest(wire.SubjSend, reply, data); err != nil {
+		c.async.take(f.token)
+		return nil, fmt.Errorf("%s: %w", wire.SubjSend, err)
+	}
+	return f, nil
+}
+
+// add registers f and returns its reply subject, subscribing on first use.
+func (a *asyncSends) add(nc *nats.Conn, f *SendFuture) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub == nil {
+		a.prefix = nc.NewInbox() + "."
+		sub, err := nc.Subscribe(a.prefix+"*", a.onReply)
+		if err != nil {
+			return "", fmt.Errorf("subscribe send replies: %w", err)
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+		a.sub, a.waiting = sub, map[string]*SendFuture{}
+	}
+	a.next++
+	f.token = strconv.FormatUint(a.next, 36)
+	a.waiting[f.token] = f
+	return a.prefix + f.token, nil
+}
+
+// take removes and returns the future of token, nil when it was answered.
+func (a *asyncSends) take(token string) *SendFuture {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f := a.waiting[token]
+	delete(a.waiting, token)
+	return f
+}
+
+func (a *asyncSends) onReply(m *nats.Msg) {
+	f := a.take(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+	if f == nil {
+		return
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		f.finish(wire.SendReply{}, nats.ErrNoResponders)
+		return
+	}
+	var out wire.Reply[wire.SendReply]
+	switch err := json.Unmarshal(m.Data, &out); {
+	case err != nil:
+		f.finish(wire.SendReply{}, fmt.Errorf("decode %s reply: %w", wire.SubjSend, err))
+	case out.Error != nil:
+		f.finish(wire.SendReply{}, out.Error)
+	case out.Result == nil:
+		f.finish(wire.SendReply{}, fmt.Errorf("%s: empty reply", wire.SubjSend))
+	default:
+		f.finish(*out.Result, nil)
+	}
+}
+
+func (f *SendFuture) finish(rep wire.SendReply, err error) {
+	f.rep, f.err = rep, err
+	close(f.done)
+}
+
+// Done is closed once the broker answered the send.
+func (f *SendFuture) Done() <-chan struct{} { return f.done }
+
+// ClientMsgID is the send's client message id.
+func (f *SendFuture) ClientMsgID() string { return f.req.ClientMsgID }
+
+// Wait returns the broker's answer: the reply once the message is durably
+// stored, or the refusal. When no answer comes within the client's request
+// timeout, or no broker was there to answer, the send is made again with
+// its client message id (Send, retried while the broker restarts), which
+// the broker stores once.
+func (f *SendFuture) Wait(ctx context.Context) (wire.SendReply, error) {
+	t := time.NewTimer(time.Until(f.sent.Add(f.c.timeout)))
+	defer t.Stop()
+	select {
+	case <-f.done:
+		if !errors.Is(f.err, nats.ErrNoResponders) {
+			return f.rep, f.err
+		}
+	case <-t.C:
+		if f.c.async.take(f.token) == nil { // answered meanwhile
+			<-f.done
+			if !errors.Is(f.err, nats.ErrNoResponders) {
+				return f.rep, f.err
+			}
+		}
+	case <-ctx.Done():
+		f.c.async.take(f.token)
+		return wire.SendReply{}, ctx.Err()
+	case <-f.c.ended:
+		f.c.async.take(f.token)
+		return wire.SendReply{}, f.c.Err()
+	}
+	return f.c.Send(ctx, f.req)
+}
