@@ -16,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -41,10 +40,17 @@ type Store struct {
 	once   sync.Once
 	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
+	maint  *maintainer           // compaction and value-log collection (maintain.go)
 }
 
 // Open opens (creating if needed) the database in dir.
 func Open(dir string, log *slog.Logger) (*Store, error) {
+	return open(dir, log, nil)
+}
+
+// open opens the database in dir with the broker's options, changed by
+// tune when not nil (tests).
+func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -58,8 +64,12 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithCompactL0OnClose(true).
-		WithNumCompactors(2).
+		WithNumCompactors(0). // the store compacts (maintain.go)
+		WithNumLevelZeroTables(compactL0Tables - 1).
 		WithBlockCacheSize(16 << 20)
+	if tune != nil {
+		opts = tune(opts)
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -71,29 +81,18 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident}
+	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
 		db.Close()
 		return nil, err
 	}
 	s.wg.Add(1)
-	go s.gcLoop(ctx)
+	go func() {
+		defer s.wg.Done()
+		s.maint.run(ctx)
+	}()
 	return s, nil
-}
-
-func (s *Store) gcLoop(ctx context.Context) {
-	defer s.wg.Done()
-	t := time.NewTicker(5 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for s.db.RunValueLogGC(0.5) == nil {
-			}
-		}
-	}
 }
 
 // Update runs fn in a read-write transaction and commits it durably. A
@@ -107,6 +106,7 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
 	if err == nil {
+		s.maint.written()
 		err = s.checkDir()
 	}
 	if isUnavailable(err) {
