@@ -2,7 +2,7 @@ package broker
 
 import (
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -137,17 +137,40 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Self != out[j].Self {
-			return out[i].Self
+	// Self first, then connected ones, by name (case folded once per row),
+	// then id.
+	type sortKey struct {
+		self, connected bool
+		name, id        string
+		i               int
+	}
+	keys := make([]sortKey, len(out))
+	for i := range out {
+		keys[i] = sortKey{out[i].Self, out[i].Connected, strings.ToLower(out[i].Name), out[i].ID, i}
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		switch {
+		case a.self != b.self:
+			return boolFirst(a.self)
+		case a.connected != b.connected:
+			return boolFirst(a.connected)
+		case a.name != b.name:
+			return strings.Compare(a.name, b.name)
 		}
-		if out[i].Connected != out[j].Connected {
-			return out[i].Connected
-		}
-		if ni, nj := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name); ni != nj {
-			return ni < nj
-		}
-		return out[i].ID < out[j].ID
+		return strings.Compare(a.id, b.id)
 	})
+	sorted := make([]wire.Session, len(out))
+	for i, k := range keys {
+		sorted[i] = out[k.i]
+	}
+	out = sorted
 	return &wire.ListReply{Sessions: out}, nil
+}
+
+// boolFirst orders the row whose flag is set first.
+func boolFirst(set bool) int {
+	if set {
+		return -1
+	}
+	return 1
 }
