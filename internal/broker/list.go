@@ -108,26 +108,14 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 	if err := wire.ValidateList(&req); err != nil {
 		return nil, err
 	}
-	scope := req.Scope
-	rows := b.sessions.rows(req.Self)
-	if scope == "all" {
+	keep := listFilter{&req}
+	out := b.sessions.listed(req.Self, keep)
+	if req.Scope == "all" {
 		for _, r := range b.routes.rows() {
-			rows = append(rows, &r)
+			if keep.keeps(&r) {
+				out = append(out, r)
+			}
 		}
-	}
-	out := make([]wire.Session, 0, len(rows))
-	for _, r := range rows {
-		if r.Self {
-			out = append(out, *r)
-			continue
-		}
-		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
-			continue
-		}
-		if scope == "project" && req.Project != "" && r.Project != req.Project && r.Host == "" {
-			continue
-		}
-		out = append(out, *r)
 	}
 	if len(out) > 0 {
 		counts := b.ledger.queuedCounts()
@@ -137,18 +125,38 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 			}
 		}
 	}
-	// Self first, then connected ones, by name (case folded once per row),
-	// then id.
+	return &wire.ListReply{Sessions: sortRows(out)}, nil
+}
+
+// listFilter says which rows a list request shows.
+type listFilter struct{ req *wire.ListRequest }
+
+func (f listFilter) keeps(r *wire.Session) bool {
+	switch {
+	case r.Self:
+		return true
+	case r.Ephemeral || (!r.Connected && !f.req.IncludeDisconnected):
+		return false
+	}
+	return f.req.Scope != "project" || f.req.Project == "" || r.Project == f.req.Project || r.Host != ""
+}
+
+// sortRows returns rows self first, then connected ones, by name (case
+// folded once per row), then id. It sorts indices: moving a row is moving
+// 200 bytes.
+func sortRows(rows []wire.Session) []wire.Session {
 	type sortKey struct {
 		self, connected bool
 		name, id        string
-		i               int
 	}
-	keys := make([]sortKey, len(out))
-	for i := range out {
-		keys[i] = sortKey{out[i].Self, out[i].Connected, strings.ToLower(out[i].Name), out[i].ID, i}
+	keys := make([]sortKey, len(rows))
+	order := make([]int32, len(rows))
+	for i := range rows {
+		keys[i] = sortKey{rows[i].Self, rows[i].Connected, strings.ToLower(rows[i].Name), rows[i].ID}
+		order[i] = int32(i)
 	}
-	slices.SortFunc(keys, func(a, b sortKey) int {
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &keys[i], &keys[j]
 		switch {
 		case a.self != b.self:
 			return boolFirst(a.self)
@@ -159,12 +167,30 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	sorted := make([]wire.Session, len(out))
-	for i, k := range keys {
-		sorted[i] = out[k.i]
+	sorted := make([]wire.Session, len(rows))
+	for i, k := range order {
+		sorted[i] = rows[k]
 	}
-	out = sorted
-	return &wire.ListReply{Sessions: out}, nil
+	return sorted
+}
+
+// listed returns the rows of the sessions keep takes, as self sees them.
+func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pending := t.asks.countsTo()
+	targets := t.targetsLocked()
+	out := make([]wire.Session, 0, len(t.byID))
+	for _, s := range t.byID {
+		r := s.Session
+		r.PendingAsks = pending[s.ID]
+		r.Self = s.ID == self
+		r.Target = targets[s.ID]
+		if keep.keeps(&r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // boolFirst orders the row whose flag is set first.

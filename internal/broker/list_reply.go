@@ -13,9 +13,12 @@ import (
 // wire.AppendSession (empty fields left out), and a row that did not
 // change since the last list is copied from the bytes kept for it.
 
-// rowCache keeps the encoding of the rows listed lately.
+// rowCache keeps the encoding of the rows listed lately: by position in
+// the last reply (a list like the last one costs a comparison a row) and by
+// session.
 type rowCache struct {
 	mu   sync.Mutex
+	last []encodedRow
 	rows map[rowKey]encodedRow
 }
 
@@ -35,24 +38,34 @@ func (c *rowCache) appendReply(dst []byte, rows []wire.Session) []byte {
 	}
 	dst = append(dst, `{"result":{"sessions":[`...)
 	for i := range rows {
-		k := rowKey{rows[i].ID, rows[i].Host}
-		e, ok := c.rows[k]
-		if !ok || e.row != rows[i] {
-			e = encodedRow{row: rows[i], enc: wire.AppendSession(nil, &rows[i])}
-			c.rows[k] = e
+		var e encodedRow
+		if i < len(c.last) && c.last[i].row == rows[i] {
+			e = c.last[i]
+		} else {
+			k := rowKey{rows[i].ID, rows[i].Host}
+			var ok bool
+			if e, ok = c.rows[k]; !ok || e.row != rows[i] {
+				e = encodedRow{row: rows[i], enc: wire.AppendSession(nil, &rows[i])}
+				c.rows[k] = e
+			}
+		}
+		if i < len(c.last) {
+			c.last[i] = e
+		} else {
+			c.last = append(c.last, e)
 		}
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, e.enc...)
 	}
+	c.last = c.last[:len(rows)]
 	// Rows of forgotten sessions (and of lists of other scopes): keep the
 	// map about the size of what is listed.
 	if len(c.rows) > 2*len(rows)+64 {
 		keep := make(map[rowKey]encodedRow, len(rows))
-		for i := range rows {
-			k := rowKey{rows[i].ID, rows[i].Host}
-			keep[k] = c.rows[k]
+		for _, e := range c.last {
+			keep[rowKey{e.row.ID, e.row.Host}] = e
 		}
 		c.rows = keep
 	}
