@@ -125,7 +125,11 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 			}
 		}
 	}
-	return &wire.ListReply{Sessions: sortRows(out)}, nil
+	if !rowsSorted(out) {
+		out = sortRows(out)
+		b.sessions.reorder(out) // the next list finds them in order
+	}
+	return &wire.ListReply{Sessions: out}, nil
 }
 
 // listFilter says which rows a list request shows.
@@ -141,32 +145,50 @@ func (f listFilter) keeps(r *wire.Session) bool {
 	return f.req.Scope != "project" || f.req.Project == "" || r.Project == f.req.Project || r.Host != ""
 }
 
-// sortRows returns rows self first, then connected ones, by name (case
-// folded once per row), then id. It sorts indices: moving a row is moving
-// 200 bytes.
-func sortRows(rows []wire.Session) []wire.Session {
-	type sortKey struct {
-		self, connected bool
-		name, id        string
+// rowOrder compares two rows of a list: self first, then connected ones,
+// by name (case folded), then id.
+func rowOrder(a, b *listKey) int {
+	switch {
+	case a.self != b.self:
+		return boolFirst(a.self)
+	case a.connected != b.connected:
+		return boolFirst(a.connected)
+	case a.name != b.name:
+		return strings.Compare(a.name, b.name)
 	}
-	keys := make([]sortKey, len(rows))
+	return strings.Compare(a.id, b.id)
+}
+
+type listKey struct {
+	self, connected bool
+	name, id        string
+}
+
+func keyOf(r *wire.Session) listKey {
+	return listKey{r.Self, r.Connected, strings.ToLower(r.Name), r.ID}
+}
+
+// rowsSorted reports whether rows are in list order already.
+func rowsSorted(rows []wire.Session) bool {
+	for i := 1; i < len(rows); i++ {
+		a, b := keyOf(&rows[i-1]), keyOf(&rows[i])
+		if rowOrder(&a, &b) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sortRows returns rows in list order. It sorts indices: moving a row is
+// moving 200 bytes.
+func sortRows(rows []wire.Session) []wire.Session {
+	keys := make([]listKey, len(rows))
 	order := make([]int32, len(rows))
 	for i := range rows {
-		keys[i] = sortKey{rows[i].Self, rows[i].Connected, strings.ToLower(rows[i].Name), rows[i].ID}
+		keys[i] = keyOf(&rows[i])
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &keys[i], &keys[j]
-		switch {
-		case a.self != b.self:
-			return boolFirst(a.self)
-		case a.connected != b.connected:
-			return boolFirst(a.connected)
-		case a.name != b.name:
-			return strings.Compare(a.name, b.name)
-		}
-		return strings.Compare(a.id, b.id)
-	})
+	slices.SortFunc(order, func(i, j int32) int { return rowOrder(&keys[i], &keys[j]) })
 	sorted := make([]wire.Session, len(rows))
 	for i, k := range order {
 		sorted[i] = rows[k]
@@ -174,14 +196,28 @@ func sortRows(rows []wire.Session) []wire.Session {
 	return sorted
 }
 
-// listed returns the rows of the sessions keep takes, as self sees them.
+// changed forgets what is derived from the set of sessions and their
+// names: the targets and the list order.
+func (t *sessionTable) changed() {
+	t.targets, t.order = nil, nil
+}
+
+// listed returns the rows of the sessions keep takes, as self sees them,
+// in the order of the last list (sorted again by the caller if that no
+// longer holds: a session connected or went since).
 func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pending := t.asks.countsTo()
 	targets := t.targetsLocked()
-	out := make([]wire.Session, 0, len(t.byID))
-	for _, s := range t.byID {
+	if t.order == nil {
+		t.order = make([]*session, 0, len(t.byID))
+		for _, s := range t.byID {
+			t.order = append(t.order, s)
+		}
+	}
+	out := make([]wire.Session, 0, len(t.order))
+	for _, s := range t.order {
 		r := s.Session
 		r.PendingAsks = pending[s.ID]
 		r.Self = s.ID == self
@@ -191,6 +227,27 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 		}
 	}
 	return out
+}
+
+// reorder keeps the order of rows (sorted) for the next list: their
+// sessions first, then the ones not listed.
+func (t *sessionTable) reorder(rows []wire.Session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	order := make([]*session, 0, len(t.byID))
+	in := make(map[*session]bool, len(rows))
+	for i := range rows {
+		if s := t.byID[rows[i].ID]; s != nil && rows[i].Host == "" && !in[s] {
+			order = append(order, s)
+			in[s] = true
+		}
+	}
+	for _, s := range t.byID {
+		if !in[s] {
+			order = append(order, s)
+		}
+	}
+	t.order = order
 }
 
 // boolFirst orders the row whose flag is set first.

@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -99,4 +100,50 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// The list keeps the order of the last list while nothing changed; after
+// each change it is still self first, then connected sessions, by name
+// (case folded), then id.
+func TestListOrderFollowsChanges(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	names := func(req wire.ListRequest) []string {
+		t.Helper()
+		res, err := w.b.list(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Sessions {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	want := func(step string, req wire.ListRequest, expect ...string) {
+		t.Helper()
+		for range 2 { // sorted, then from the kept order
+			if got := names(req); !slices.Equal(got, expect) {
+				t.Fatalf("%s: listed %v, want %v", step, got, expect)
+			}
+		}
+	}
+	all := wire.ListRequest{Scope: "all", IncludeDisconnected: true}
+	w.attach("Bravo")
+	a := w.attach("alpha")
+	c := w.attach("charlie")
+	want("start", all, "alpha", "Bravo", "charlie")
+	if err := a.Detach(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("alpha detached", all, "Bravo", "charlie", "alpha")
+	want("connected only", wire.ListRequest{Scope: "all"}, "Bravo", "charlie")
+	want("as charlie", wire.ListRequest{Scope: "all", Self: c.ID(), IncludeDisconnected: true}, "charlie", "Bravo", "alpha")
+	w.attach("aardvark")
+	want("aardvark attached", all, "aardvark", "Bravo", "charlie", "alpha")
+	if _, err := w.c.Attach(ctx, intercom.AttachOptions{Name: "alpha", ResumeID: a.ID(), Cwd: "/proj"}); err != nil {
+		t.Fatal(err)
+	}
+	want("alpha back", all, "aardvark", "alpha", "Bravo", "charlie")
 }

@@ -62,6 +62,7 @@ type sessionTable struct {
 	byCID   map[uint64]map[string]bool // holding connection -> its session ids
 	gone    map[uint64]time.Time       // recently closed connections (register races)
 	targets map[string]string          // display targets; nil after sessions change
+	order   []*session                 // sessions in list order (list.go); nil after sessions change
 	asks    *askTable
 	deliv   *delivery
 }
@@ -210,7 +211,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 		t.byCID[req.ClientID][s.ID] = true
 	}
 	t.byID[s.ID] = s
-	t.targets = nil // names or the set of sessions changed
+	t.changed() // names or the set of sessions changed
 	return registration{row: t.viewLocked(s, s.ID), rec: s.record(), existed: existed}, nil
 }
 
@@ -233,7 +234,7 @@ func (t *sessionTable) detachLocked(s *session) detached {
 	if s.Ephemeral {
 		delete(t.byID, s.ID)
 		t.deliv.remove(s.ID)
-		t.targets = nil
+		t.changed()
 	}
 	return detached{id: s.ID, name: s.Name, ephemeral: s.Ephemeral, rec: s.record()}
 }
@@ -371,7 +372,7 @@ func (t *sessionTable) forgetLocked(s *session) {
 	t.asks.retireOf(s.ID)
 	delete(t.byID, s.ID)
 	t.deliv.remove(s.ID)
-	t.targets = nil
+	t.changed()
 }
 
 // counts reports the sessions known and connected (stats).
