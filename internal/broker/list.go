@@ -62,13 +62,6 @@ func (t *sessionTable) rowsLocked(self string) []*wire.Session {
 	return rows
 }
 
-// rows returns every known session's row as seen by self.
-func (t *sessionTable) rows(self string) []*wire.Session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rowsLocked(self)
-}
-
 // lookup resolves a target for sender self and returns the row of the
 // session it names, as self sees it.
 func (t *sessionTable) lookup(target, self string) (wire.Session, error) {
