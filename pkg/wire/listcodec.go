@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -119,6 +121,9 @@ func DecodeListReply(data []byte) (Reply[ListReply], error) {
 // decodeListFast decodes {"result":{"sessions":[rows]}} and reports false
 // for any other shape.
 func decodeListFast(data []byte) (Reply[ListReply], bool) {
+	if hasSurrogateEscape(data) { // fastjson reads a lone one differently
+		return Reply[ListReply]{}, false
+	}
 	p := listParsers.Get()
 	defer listParsers.Put(p)
 	v, err := p.ParseBytes(data)
@@ -210,6 +215,21 @@ func decodeSession(v *fastjson.Value, s *Session) bool {
 		}
 	})
 	return ok
+}
+
+// hasSurrogateEscape reports whether data holds an escaped UTF-16
+// surrogate (\uD800–\uDFFF), which encoding/json never writes.
+func hasSurrogateEscape(data []byte) bool {
+	for {
+		i := bytes.IndexByte(data, '\\')
+		if i < 0 || i+3 >= len(data) {
+			return false
+		}
+		if data[i+1] == 'u' && (data[i+2] == 'd' || data[i+2] == 'D') && strings.IndexByte("89abcdefABCDEF", data[i+3]) >= 0 {
+			return true
+		}
+		data = data[i+2:] // past the escaped character
+	}
 }
 
 func knownKey(k string) bool {

@@ -102,6 +102,7 @@ func FuzzDecodeListReply(f *testing.F) {
 	f.Add([]byte(`{"error":{"code":"bad_request","message":"no"}}`))
 	f.Add([]byte(`{"result":{"sessions":[{"ID":"x","queued":1.0}]}}`))
 	f.Add([]byte(`{"result":{"sessions":[null,{"last_intercom_activity":null,"name":"\ud800"}]}}`))
+	f.Add([]byte(`{"result":{"sessions":[{"name":"\ud83d\ude80 \u00e9\u003c\/\t","cwd":"\udfff"}]}}`))
 	f.Add([]byte(`{"result":{"sessions":[{"pending_asks":-0,"queued":01,"last_seen":"2026-12-01T11:00:00+01:00"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := DecodeListReply(data)
@@ -117,4 +118,46 @@ func FuzzDecodeListReply(f *testing.F) {
 			t.Fatalf("DecodeListReply(%q) = %+v, encoding/json %+v", data, got, want)
 		}
 	})
+}
+
+// Replies off the broker's beaten path: each is read as encoding/json
+// reads it (or fails as it fails).
+func TestDecodeListReplyAgreesOnOddInputs(t *testing.T) {
+	for _, in := range []string{
+		`{"result":{"sessions":[{"id":"a","model":null,"last_intercom_activity":null,"connected":null}]}}`,
+		`{"result":{"sessions":[{"id":"a","last_intercom_activity":"2026-12-01T11:00:00Z"},{"id":"b","last_intercom_activity":null}]}}`,
+		`{"result":{"sessions":[{"id":"a","nonsense":null}]}}`,
+		`{"result":{"sessions":[{"id":"a","future_field":1}]}}`,
+		`{"result":{"sessions":[{"ID":"a","Name":"b"}]}}`,
+		`{"result":{"sessions":[{"id":7}]}}`,
+		`{"result":{"sessions":[{"queued":"7"}]}}`,
+		`{"result":{"sessions":[{"queued":1.5}]}}`,
+		`{"result":{"sessions":[{"last_seen":"yesterday"}]}}`,
+		`{"result":{"sessions":[{"last_seen":7}]}}`,
+		`{"result":{"sessions":[{"name":"\ud800"}]}}`,
+		`{"result":{"sessions":[null]}}`,
+		`{"result":{"sessions":[[]]}}`,
+		`{"result":{"sessions":{}}}`,
+		`{"result":{"sessions":[],"more":1}}`,
+		`{"result":[]}`,
+		`{"result":null}`,
+		`{"result":{"sessions":[]},"error":{"code":"x","message":"y"}}`,
+		`{"error":{"code":"not_found","message":"no"}}`,
+		`[]`,
+		`{}`,
+	} {
+		var want Reply[ListReply]
+		werr := json.Unmarshal([]byte(in), &want)
+		got, err := DecodeListReply([]byte(in))
+		if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+			t.Errorf("DecodeListReply(%s) = %+v, %v; encoding/json %+v, %v", in, got, err, want, werr)
+		}
+	}
+	// A time encoding/json cannot write (year 10000) is written as the
+	// zero time rather than breaking the reply.
+	far := Session{ID: "a", LastSeen: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var back Session
+	if err := json.Unmarshal(AppendSession(nil, &far), &back); err != nil || !back.LastSeen.IsZero() {
+		t.Fatalf("year 10000: %+v, %v", back, err)
+	}
 }
