@@ -45,12 +45,15 @@ func (g *Gateway) ownsPath() bool {
 	return err == nil && id != (fileIdentity{}) && id == g.ident
 }
 
+// newWatcher makes the inotify watcher (a test makes it fail).
+var newWatcher = fsnotify.NewWatcher
+
 // watch re-creates the socket whenever its file or directory disappears (a
 // temp-dir cleaner, a user's rm): connected clients keep their connections,
 // new ones find the socket again. A failure is logged once until it changes.
 func (g *Gateway) watch() {
 	dir := filepath.Dir(g.path)
-	w, err := fsnotify.NewWatcher()
+	w, err := newWatcher()
 	if err != nil {
 		g.log.Debug("cannot watch the socket directory; polling it", "err", err)
 		w = nil

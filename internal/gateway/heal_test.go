@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // echoDialer stands in for the NATS server: each connection echoes.
@@ -44,6 +47,17 @@ func awaitSocket(t *testing.T, path string) {
 // keeps working throughout.
 func TestSocketRecreated(t *testing.T) {
 	t.Parallel()
+	checkRecreated(t)
+}
+
+// Without inotify the gateway polls, and heals the same way.
+func TestSocketRecreatedPolling(t *testing.T) {
+	newWatcher = func() (*fsnotify.Watcher, error) { return nil, errors.New("no inotify here") }
+	t.Cleanup(func() { newWatcher = fsnotify.NewWatcher })
+	checkRecreated(t)
+}
+
+func checkRecreated(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sock")
 	if err := os.Mkdir(dir, 0o700); err != nil {
