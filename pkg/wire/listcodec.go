@@ -145,8 +145,9 @@ func decodeListFast(data []byte) (Reply[ListReply], bool) {
 	}
 	arr, _ := rows.Array()
 	out := make([]Session, len(arr))
+	shared := map[string]string{} // values many rows repeat: one string each
 	for i, row := range arr {
-		if !decodeSession(row, &out[i]) {
+		if !decodeSession(row, &out[i], shared) {
 			return Reply[ListReply]{}, false
 		}
 	}
@@ -155,7 +156,7 @@ func decodeListFast(data []byte) (Reply[ListReply], bool) {
 
 // decodeSession reads one row; false for anything but an object of known
 // keys with values of their types.
-func decodeSession(v *fastjson.Value, s *Session) bool {
+func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool {
 	o, err := v.Object()
 	if err != nil {
 		return false
@@ -180,17 +181,17 @@ func decodeSession(v *fastjson.Value, s *Session) bool {
 		case "target":
 			ok = readString(v, &s.Target)
 		case "cwd":
-			ok = readString(v, &s.Cwd)
+			ok = readShared(v, &s.Cwd, shared)
 		case "project":
-			ok = readString(v, &s.Project)
+			ok = readShared(v, &s.Project, shared)
 		case "model":
-			ok = readString(v, &s.Model)
+			ok = readShared(v, &s.Model, shared)
 		case "status":
-			ok = readString(v, &s.Status)
+			ok = readShared(v, &s.Status, shared)
 		case "state":
-			ok = readString(v, &s.State)
+			ok = readShared(v, &s.State, shared)
 		case "host":
-			ok = readString(v, &s.Host)
+			ok = readShared(v, &s.Host, shared)
 		case "accepts_asks":
 			ok = readBool(v, &s.AcceptsAsks)
 		case "connected":
@@ -247,6 +248,23 @@ func readString(v *fastjson.Value, dst *string) bool {
 		return false
 	}
 	*dst = string(b)
+	return true
+}
+
+// readShared reads a string that other rows likely hold too.
+func readShared(v *fastjson.Value, dst *string, shared map[string]string) bool {
+	b, err := v.StringBytes()
+	if err != nil || !utf8.Valid(b) {
+		return false
+	}
+	if str, ok := shared[string(b)]; ok {
+		*dst = str
+		return true
+	}
+	*dst = string(b)
+	if len(shared) < 1024 {
+		shared[*dst] = *dst
+	}
 	return true
 }
 
