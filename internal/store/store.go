@@ -41,6 +41,7 @@ type Store struct {
 	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 	maint  *maintainer           // compaction and value-log collection (maintain.go)
+	wrote  chan struct{}         // one pending signal after commits (Written)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -80,7 +81,7 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, wrote: make(chan struct{}, 1)}
 	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
@@ -107,6 +108,10 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
 	if err == nil {
 		s.maint.written()
+		select {
+		case s.wrote <- struct{}{}:
+		default:
+		}
 		err = s.checkDir()
 	}
 	if isUnavailable(err) {
@@ -115,6 +120,10 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	return err
 }
+
+// Written receives after commits (one signal pending at most): what
+// watches the store can rest while nothing is written.
+func (s *Store) Written() <-chan struct{} { return s.wrote }
 
 // MinFreeBytes is the free space CheckSpace demands before a write. Badger
 // writes its memtable WAL (and large values) through mmap'd, sparsely
