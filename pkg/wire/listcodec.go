@@ -242,19 +242,25 @@ func knownKey(k string) bool {
 	return false
 }
 
-func readString(v *fastjson.Value, dst *string) bool {
+// stringBytes returns the text of a string value, false for another type
+// or text that is not UTF-8 (which encoding/json would replace).
+func stringBytes(v *fastjson.Value) ([]byte, bool) {
 	b, err := v.StringBytes()
-	if err != nil || !utf8.Valid(b) { // encoding/json would replace what is not UTF-8
-		return false
+	return b, err == nil && utf8.Valid(b)
+}
+
+func readString(v *fastjson.Value, dst *string) bool {
+	b, ok := stringBytes(v)
+	if ok {
+		*dst = string(b)
 	}
-	*dst = string(b)
-	return true
+	return ok
 }
 
 // readShared reads a string that other rows likely hold too.
 func readShared(v *fastjson.Value, dst *string, shared map[string]string) bool {
-	b, err := v.StringBytes()
-	if err != nil || !utf8.Valid(b) {
+	b, ok := stringBytes(v)
+	if !ok {
 		return false
 	}
 	if str, ok := shared[string(b)]; ok {
