@@ -45,34 +45,39 @@ func (g *Gateway) ownsPath() bool {
 	return err == nil && id != (fileIdentity{}) && id == g.ident
 }
 
-// newWatcher makes the inotify watcher (a test makes it fail).
-var newWatcher = fsnotify.NewWatcher
-
 // watch re-creates the socket whenever its file or directory disappears (a
 // temp-dir cleaner, a user's rm): connected clients keep their connections,
 // new ones find the socket again. A failure is logged once until it changes.
 func (g *Gateway) watch() {
 	dir := filepath.Dir(g.path)
-	w, err := newWatcher()
-	if err != nil {
-		g.log.Debug("cannot watch the socket directory; polling it", "err", err)
-		w = nil
-	} else {
-		defer w.Close()
-	}
+	// A watcher of its own for each directory watched: inotify's notice
+	// that an old directory's watch ended can come after the new one began.
+	var w *fsnotify.Watcher
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	watching := false
+	unwatch := func() {
+		if w != nil {
+			w.Close()
+			w, events, errs = nil, nil, nil
+		}
+	}
+	defer unwatch()
 	// watchDir (re)starts watching dir; false while it cannot.
 	watchDir := func() bool {
-		if w == nil {
+		unwatch()
+		if g.noWatch {
 			return false
 		}
-		_ = w.Remove(dir) // a watch left on a directory moved away
-		if w.Add(dir) != nil {
+		nw, err := fsnotify.NewWatcher()
+		if err != nil {
+			g.log.Debug("cannot watch the socket directory; polling it", "err", err)
 			return false
 		}
-		events, errs = w.Events, w.Errors
+		if err := nw.Add(dir); err != nil {
+			nw.Close()
+			return false
+		}
+		w, events, errs = nw, nw.Events, nw.Errors
 		return true
 	}
 	var poll *time.Ticker
@@ -87,11 +92,22 @@ func (g *Gateway) watch() {
 			poll, pollC = nil, nil
 		}
 	}
-	defer setPolling(false)
-	watching = watchDir()
-	setPolling(!watching)
 	var settle *time.Timer
 	var settleC <-chan time.Time
+	lookSoon := func() {
+		if settle == nil {
+			settle = time.NewTimer(socketSettle)
+			settleC = settle.C
+		}
+	}
+	defer setPolling(false)
+	// Each time a watch starts, look once more: what changed before it
+	// began sent no event.
+	watching := watchDir()
+	if watching {
+		lookSoon()
+	}
+	setPolling(!watching)
 	failing := ""
 	for {
 		select {
@@ -102,17 +118,15 @@ func (g *Gateway) watch() {
 			return
 		case ev, ok := <-events:
 			if !ok {
-				events, watching = nil, false
+				unwatch()
+				watching = false
 				setPolling(true)
 				continue
 			}
-			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+			if ev.Name == dir && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
 				watching = false // the watch went with the directory
 			}
-			if settle == nil {
-				settle = time.NewTimer(socketSettle)
-				settleC = settle.C
-			}
+			lookSoon()
 			continue
 		case <-errs: // an overflow: look now
 		case <-settleC:
@@ -132,7 +146,9 @@ func (g *Gateway) watch() {
 			watching = false // the directory may be a new one
 		}
 		if !watching {
-			watching = watchDir()
+			if watching = watchDir(); watching {
+				lookSoon()
+			}
 		}
 		setPolling(!watching || failing != "")
 	}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // echoDialer stands in for the NATS server: each connection echoes.
@@ -22,7 +19,7 @@ func echoDialer() (net.Conn, error) {
 }
 
 // awaitSocket waits (bounded, not timed) until path is a socket that echoes.
-func awaitSocket(t *testing.T, path string) {
+func awaitSocket(t *testing.T, what, path string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -36,7 +33,7 @@ func awaitSocket(t *testing.T, path string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("socket %s not re-created", path)
+			t.Fatalf("%s: socket %s not re-created", what, path)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -47,17 +44,16 @@ func awaitSocket(t *testing.T, path string) {
 // keeps working throughout.
 func TestSocketRecreated(t *testing.T) {
 	t.Parallel()
-	checkRecreated(t)
+	checkRecreated(t, false)
 }
 
 // Without inotify the gateway polls, and heals the same way.
 func TestSocketRecreatedPolling(t *testing.T) {
-	newWatcher = func() (*fsnotify.Watcher, error) { return nil, errors.New("no inotify here") }
-	t.Cleanup(func() { newWatcher = fsnotify.NewWatcher })
-	checkRecreated(t)
+	t.Parallel()
+	checkRecreated(t, true)
 }
 
-func checkRecreated(t *testing.T) {
+func checkRecreated(t *testing.T, poll bool) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sock")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -68,11 +64,12 @@ func checkRecreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.noWatch = poll
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { defer close(served); _ = g.Serve(ctx) }()
 	defer func() { cancel(); g.Close(); <-served }()
-	awaitSocket(t, path)
+	awaitSocket(t, "at start", path)
 	old, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +85,7 @@ func checkRecreated(t *testing.T) {
 		if err := remove(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		awaitSocket(t, path)
+		awaitSocket(t, what, path)
 		fi, err := os.Lstat(dir)
 		if err != nil || fi.Mode().Perm() != 0o700 {
 			t.Fatalf("%s: directory %v, mode %v", what, err, fi.Mode().Perm())
