@@ -87,6 +87,7 @@ type Broker struct {
 	routes   *routeTable   // bridged hosts (bridge.go)
 	ledger   *ledger       // in-memory counts of the store (ledger.go)
 	idle     *idleWatch    // idle exit (idle.go)
+	listed   rowCache      // encoded list rows (list_reply.go)
 
 	storeDown     chan struct{} // closed once the store is unavailable
 	storeDownOnce sync.Once

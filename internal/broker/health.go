@@ -14,8 +14,11 @@ var ErrStoreUnavailable = store.ErrUnavailable
 
 const (
 	// storeProbeEvery is how often the store is checked for being writable
-	// (besides every commit checking its directory).
+	// (besides every commit checking its directory) while it is written to;
+	// storeProbeIdle when nothing was written since the last probe (a
+	// write then brings the next probe within storeProbeEvery).
 	storeProbeEvery = time.Second
+	storeProbeIdle  = 5 * time.Second
 	// shutdownWait bounds Close.
 	shutdownWait = 5 * time.Second
 	// failedCloseWait bounds closing a store that failed: Badger retries
@@ -28,19 +31,34 @@ const (
 // failing memtable flush forever while the broker went on accepting writes
 // into files that may be gone.
 func (b *Broker) watchStore() {
-	t := time.NewTicker(storeProbeEvery)
+	t := time.NewTimer(storeProbeEvery)
 	defer t.Stop()
+	last := time.Now()        // of the last probe
+	var quiet <-chan struct{} // set while nothing was written: wakes at the next write
 	for {
 		select {
 		case <-b.tasks.Done():
 			return
 		case <-b.storeDown:
 			return
+		case <-quiet: // the first write after a quiet spell: probe soon
+			quiet = nil
+			t.Reset(max(0, storeProbeEvery-time.Since(last)))
+			continue
 		case <-t.C:
 		}
 		if err := b.st.Probe(); err != nil {
 			b.storeFailed(err)
 			return
+		}
+		last = time.Now()
+		select {
+		case <-b.st.Written(): // written since the last probe (one signal waits at most)
+			quiet = nil
+			t.Reset(storeProbeEvery)
+		default:
+			quiet = b.st.Written()
+			t.Reset(storeProbeIdle)
 		}
 	}
 }

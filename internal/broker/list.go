@@ -2,7 +2,7 @@ package broker
 
 import (
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -62,13 +62,6 @@ func (t *sessionTable) rowsLocked(self string) []*wire.Session {
 	return rows
 }
 
-// rows returns every known session's row as seen by self.
-func (t *sessionTable) rows(self string) []*wire.Session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rowsLocked(self)
-}
-
 // lookup resolves a target for sender self and returns the row of the
 // session it names, as self sees it.
 func (t *sessionTable) lookup(target, self string) (wire.Session, error) {
@@ -108,26 +101,14 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 	if err := wire.ValidateList(&req); err != nil {
 		return nil, err
 	}
-	scope := req.Scope
-	rows := b.sessions.rows(req.Self)
-	if scope == "all" {
+	keep := listFilter{&req}
+	out := b.sessions.listed(req.Self, keep)
+	if req.Scope == "all" {
 		for _, r := range b.routes.rows() {
-			rows = append(rows, &r)
+			if keep.keeps(&r) {
+				out = append(out, r)
+			}
 		}
-	}
-	out := make([]wire.Session, 0, len(rows))
-	for _, r := range rows {
-		if r.Self {
-			out = append(out, *r)
-			continue
-		}
-		if r.Ephemeral || (!r.Connected && !req.IncludeDisconnected) {
-			continue
-		}
-		if scope == "project" && req.Project != "" && r.Project != req.Project && r.Host == "" {
-			continue
-		}
-		out = append(out, *r)
 	}
 	if len(out) > 0 {
 		counts := b.ledger.queuedCounts()
@@ -137,17 +118,135 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Self != out[j].Self {
-			return out[i].Self
-		}
-		if out[i].Connected != out[j].Connected {
-			return out[i].Connected
-		}
-		if ni, nj := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name); ni != nj {
-			return ni < nj
-		}
-		return out[i].ID < out[j].ID
-	})
+	if !rowsSorted(out) {
+		out = sortRows(out)
+		b.sessions.reorder(out) // the next list finds them in order
+	}
 	return &wire.ListReply{Sessions: out}, nil
+}
+
+// listFilter says which rows a list request shows.
+type listFilter struct{ req *wire.ListRequest }
+
+func (f listFilter) keeps(r *wire.Session) bool {
+	switch {
+	case r.Self:
+		return true
+	case r.Ephemeral || (!r.Connected && !f.req.IncludeDisconnected):
+		return false
+	}
+	return f.req.Scope != "project" || f.req.Project == "" || r.Project == f.req.Project || r.Host != ""
+}
+
+// rowOrder compares two rows of a list: self first, then connected ones,
+// by name (case folded), then id.
+func rowOrder(a, b *listKey) int {
+	switch {
+	case a.self != b.self:
+		return boolFirst(a.self)
+	case a.connected != b.connected:
+		return boolFirst(a.connected)
+	case a.name != b.name:
+		return strings.Compare(a.name, b.name)
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+type listKey struct {
+	self, connected bool
+	name, id        string
+}
+
+func keyOf(r *wire.Session) listKey {
+	return listKey{r.Self, r.Connected, strings.ToLower(r.Name), r.ID}
+}
+
+// rowsSorted reports whether rows are in list order already.
+func rowsSorted(rows []wire.Session) bool {
+	for i := 1; i < len(rows); i++ {
+		a, b := keyOf(&rows[i-1]), keyOf(&rows[i])
+		if rowOrder(&a, &b) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sortRows returns rows in list order. It sorts indices: moving a row is
+// moving 200 bytes.
+func sortRows(rows []wire.Session) []wire.Session {
+	keys := make([]listKey, len(rows))
+	order := make([]int32, len(rows))
+	for i := range rows {
+		keys[i] = keyOf(&rows[i])
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int { return rowOrder(&keys[i], &keys[j]) })
+	sorted := make([]wire.Session, len(rows))
+	for i, k := range order {
+		sorted[i] = rows[k]
+	}
+	return sorted
+}
+
+// changed forgets what is derived from the set of sessions and their
+// names: the targets and the list order.
+func (t *sessionTable) changed() {
+	t.targets, t.order, t.index = nil, nil, nil
+}
+
+// listed returns the rows of the sessions keep takes, as self sees them,
+// in the order of the last list (sorted again by the caller if that no
+// longer holds: a session connected or went since).
+func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pending := t.asks.countsTo()
+	targets := t.targetsLocked()
+	if t.order == nil {
+		t.order = make([]*session, 0, len(t.byID))
+		for _, s := range t.byID {
+			t.order = append(t.order, s)
+		}
+	}
+	out := make([]wire.Session, 0, len(t.order))
+	for _, s := range t.order {
+		r := s.Session
+		r.PendingAsks = pending[s.ID]
+		r.Self = s.ID == self
+		r.Target = targets[s.ID]
+		if keep.keeps(&r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reorder keeps the order of rows (sorted) for the next list: their
+// sessions first, then the ones not listed.
+func (t *sessionTable) reorder(rows []wire.Session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	order := make([]*session, 0, len(t.byID))
+	in := make(map[*session]bool, len(rows))
+	for i := range rows {
+		if s := t.byID[rows[i].ID]; s != nil && rows[i].Host == "" && !in[s] {
+			order = append(order, s)
+			in[s] = true
+		}
+	}
+	for _, s := range t.byID {
+		if !in[s] {
+			order = append(order, s)
+		}
+	}
+	t.order = order
+}
+
+// boolFirst orders the row whose flag is set first.
+func boolFirst(set bool) int {
+	if set {
+		return -1
+	}
+	return 1
 }

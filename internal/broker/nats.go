@@ -172,7 +172,6 @@ func (b *Broker) subscribe() error {
 	errs := []error{
 		handle(b, wire.SubjRegister, b.register),
 		handle(b, wire.SubjUnreg, b.unregister),
-		handle(b, wire.SubjList, b.list),
 		handle(b, wire.SubjState, b.setState),
 		handle(b, wire.SubjPing, func(struct{}) (*wire.Empty, error) { return &wire.Empty{}, nil }),
 		handle(b, wire.SubjStats, b.stats),
@@ -191,6 +190,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjBridgeState, b.bridgeState),
 		handle(b, wire.SubjBridgeStatus, b.bridgeStatus),
 		handle(b, wire.SubjBridgePurge, b.bridgePurge),
+		b.listen(b.nc, wire.SubjList, b.onList), // a reply encoded without reflection
 		// send and ack go through the ordered commit pipeline.
 		b.listen(b.nc, wire.SubjSend, b.onSend),
 		b.listen(b.nc, wire.SubjAck, b.onAck),

@@ -63,6 +63,7 @@ type sessionTable struct {
 	gone    map[uint64]time.Time       // recently closed connections (register races)
 	targets map[string]string          // display targets; nil after sessions change
 	index   *targetIndex               // send targets by name; nil with targets
+	order   []*session                 // sessions in list order (list.go); nil after sessions change
 	asks    *askTable
 	deliv   *delivery
 }
@@ -211,7 +212,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 		t.byCID[req.ClientID][s.ID] = true
 	}
 	t.byID[s.ID] = s
-	t.targets, t.index = nil, nil // names or the set of sessions changed
+	t.changed() // names or the set of sessions changed
 	return registration{row: t.viewLocked(s, s.ID), rec: s.record(), existed: existed}, nil
 }
 
@@ -234,7 +235,7 @@ func (t *sessionTable) detachLocked(s *session) detached {
 	if s.Ephemeral {
 		delete(t.byID, s.ID)
 		t.deliv.remove(s.ID)
-		t.targets, t.index = nil, nil
+		t.changed()
 	}
 	return detached{id: s.ID, name: s.Name, ephemeral: s.Ephemeral, rec: s.record()}
 }
@@ -372,7 +373,7 @@ func (t *sessionTable) forgetLocked(s *session) {
 	t.asks.retireOf(s.ID)
 	delete(t.byID, s.ID)
 	t.deliv.remove(s.ID)
-	t.targets, t.index = nil, nil
+	t.changed()
 }
 
 // counts reports the sessions known and connected (stats).

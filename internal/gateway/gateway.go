@@ -36,6 +36,9 @@ type Gateway struct {
 	once  sync.Once
 	stop  sync.Once
 	quit  chan struct{} // closed by StopAccepting
+	// noWatch makes the gateway poll its socket instead of watching its
+	// directory (tests of the fallback); set before Serve.
+	noWatch bool
 }
 
 // Listen creates the socket at path with mode 0600. A stale socket file (one

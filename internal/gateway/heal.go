@@ -6,12 +6,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/intercom-dev/intercom/internal/paths"
 )
 
-// socketCheckEvery is how often the gateway checks that its socket file is
-// still in place.
-const socketCheckEvery = 250 * time.Millisecond
+// The gateway re-creates its socket when the file or its directory goes:
+// it watches the directory (inotify), and checks socketSettle after a
+// change there (a directory being removed goes through several), or every
+// socketCheckEvery while it cannot watch (no inotify, the directory
+// missing or refused). An idle broker does not poll.
+const (
+	socketCheckEvery = 250 * time.Millisecond
+	socketSettle     = 20 * time.Millisecond
+)
 
 // fileIdentity is the device and inode of a file.
 type fileIdentity struct{ dev, ino uint64 }
@@ -41,27 +49,108 @@ func (g *Gateway) ownsPath() bool {
 // temp-dir cleaner, a user's rm): connected clients keep their connections,
 // new ones find the socket again. A failure is logged once until it changes.
 func (g *Gateway) watch() {
-	t := time.NewTicker(socketCheckEvery)
-	defer t.Stop()
+	dir := filepath.Dir(g.path)
+	// A watcher of its own for each directory watched: inotify's notice
+	// that an old directory's watch ended can come after the new one began.
+	var w *fsnotify.Watcher
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	unwatch := func() {
+		if w != nil {
+			w.Close()
+			w, events, errs = nil, nil, nil
+		}
+	}
+	defer unwatch()
+	// watchDir (re)starts watching dir; false while it cannot.
+	watchDir := func() bool {
+		unwatch()
+		if g.noWatch {
+			return false
+		}
+		nw, err := fsnotify.NewWatcher()
+		if err != nil {
+			g.log.Debug("cannot watch the socket directory; polling it", "err", err)
+			return false
+		}
+		if err := nw.Add(dir); err != nil {
+			nw.Close()
+			return false
+		}
+		w, events, errs = nw, nw.Events, nw.Errors
+		return true
+	}
+	var poll *time.Ticker
+	var pollC <-chan time.Time
+	setPolling := func(on bool) {
+		switch {
+		case on && poll == nil:
+			poll = time.NewTicker(socketCheckEvery)
+			pollC = poll.C
+		case !on && poll != nil:
+			poll.Stop()
+			poll, pollC = nil, nil
+		}
+	}
+	var settle *time.Timer
+	var settleC <-chan time.Time
+	lookSoon := func() {
+		if settle == nil {
+			settle = time.NewTimer(socketSettle)
+			settleC = settle.C
+		}
+	}
+	defer setPolling(false)
+	// Each time a watch starts, look once more: what changed before it
+	// began sent no event.
+	watching := watchDir()
+	if watching {
+		lookSoon()
+	}
+	setPolling(!watching)
 	failing := ""
 	for {
 		select {
 		case <-g.quit:
-			return
-		case <-t.C:
-		}
-		if g.ownsPath() {
-			failing = ""
-			continue
-		}
-		if err := g.recreate(); err != nil {
-			if err.Error() != failing {
-				g.log.Warn("cannot re-create the socket; retrying", "path", g.path, "err", err)
-				failing = err.Error()
+			if settle != nil {
+				settle.Stop()
 			}
+			return
+		case ev, ok := <-events:
+			if !ok {
+				unwatch()
+				watching = false
+				setPolling(true)
+				continue
+			}
+			if ev.Name == dir && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+				watching = false // the watch went with the directory
+			}
+			lookSoon()
 			continue
+		case <-errs: // an overflow: look now
+		case <-settleC:
+			settle, settleC = nil, nil
+		case <-pollC:
 		}
-		failing = ""
+		if !g.ownsPath() {
+			if err := g.recreate(); err != nil {
+				if err.Error() != failing {
+					g.log.Warn("cannot re-create the socket; retrying", "path", g.path, "err", err)
+					failing = err.Error()
+				}
+				setPolling(true)
+				continue
+			}
+			failing = ""
+			watching = false // the directory may be a new one
+		}
+		if !watching {
+			if watching = watchDir(); watching {
+				lookSoon()
+			}
+		}
+		setPolling(!watching || failing != "")
 	}
 }
 

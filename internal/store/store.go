@@ -16,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -42,10 +41,18 @@ type Store struct {
 	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 	filter *keyFilter            // keys it may hold under the probed prefixes (filter.go)
+	maint  *maintainer           // compaction and value-log collection (maintain.go)
+	wrote  chan struct{}         // one pending signal after commits (Written)
 }
 
 // Open opens (creating if needed) the database in dir.
 func Open(dir string, log *slog.Logger) (*Store, error) {
+	return open(dir, log, nil)
+}
+
+// open opens the database in dir with the broker's options, changed by
+// tune when not nil (tests).
+func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -59,8 +66,12 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithCompactL0OnClose(true).
-		WithNumCompactors(2).
+		WithNumCompactors(0). // the store compacts (maintain.go)
+		WithNumLevelZeroTables(compactL0Tables - 1).
 		WithBlockCacheSize(16 << 20)
+	if tune != nil {
+		opts = tune(opts)
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -71,14 +82,18 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter()}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), wrote: make(chan struct{}, 1)}
+	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
 		db.Close()
 		return nil, err
 	}
 	s.wg.Add(2)
-	go s.gcLoop(ctx)
+	go func() {
+		defer s.wg.Done()
+		s.maint.run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		if err := s.filter.fill(ctx, s.db); err != nil && ctx.Err() == nil {
@@ -86,21 +101,6 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		}
 	}()
 	return s, nil
-}
-
-func (s *Store) gcLoop(ctx context.Context) {
-	defer s.wg.Done()
-	t := time.NewTicker(5 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for s.db.RunValueLogGC(0.5) == nil {
-			}
-		}
-	}
 }
 
 // Update runs fn in a read-write transaction and commits it durably. A
@@ -114,6 +114,11 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter}) })
 	if err == nil {
+		s.maint.written()
+		select {
+		case s.wrote <- struct{}{}:
+		default:
+		}
 		err = s.checkDir()
 	}
 	if isUnavailable(err) {
@@ -122,6 +127,10 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	return err
 }
+
+// Written receives after commits (one signal pending at most): what
+// watches the store can rest while nothing is written.
+func (s *Store) Written() <-chan struct{} { return s.wrote }
 
 // MinFreeBytes is the free space CheckSpace demands before a write. Badger
 // writes its memtable WAL (and large values) through mmap'd, sparsely

@@ -211,6 +211,15 @@ func (c *Client) Close() {
 
 // call sends one API request and decodes the reply envelope.
 func call[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, error) {
+	return callDecoding(ctx, c, subj, req, func(data []byte) (wire.Reply[Res], error) {
+		var out wire.Reply[Res]
+		err := json.Unmarshal(data, &out)
+		return out, err
+	})
+}
+
+// callDecoding is call with the reply read by decode.
+func callDecoding[Res any](ctx context.Context, c *Client, subj string, req any, decode func([]byte) (wire.Reply[Res], error)) (*Res, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", subj, err)
@@ -230,8 +239,8 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any) (*Res, 
 		}
 		return nil, fmt.Errorf("%s: %w", subj, err)
 	}
-	var out wire.Reply[Res]
-	if err := json.Unmarshal(msg.Data, &out); err != nil {
+	out, err := decode(msg.Data)
+	if err != nil {
 		return nil, fmt.Errorf("decode %s reply: %w", subj, err)
 	}
 	if out.Error != nil {
@@ -259,11 +268,13 @@ type ListOptions struct {
 
 // List returns sessions.
 func (c *Client) List(ctx context.Context, o ListOptions) ([]wire.Session, error) {
-	cwd, proj := Here(o.Cwd)
-	_ = cwd
-	res, err := call[wire.ListReply](ctx, c, wire.SubjList, wire.ListRequest{
+	proj := ""
+	if o.Scope != "all" { // only the project scope filters by project
+		_, proj = Here(o.Cwd)
+	}
+	res, err := callDecoding(ctx, c, wire.SubjList, wire.ListRequest{
 		Self: o.Self, Project: proj, Scope: o.Scope, IncludeDisconnected: o.IncludeDisconnected,
-	})
+	}, wire.DecodeListReply)
 	if err != nil {
 		return nil, err
 	}
