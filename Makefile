@@ -62,12 +62,7 @@ bench-quick: build ## Reduced benchmark, under a minute (same outputs).
 
 FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).
-	@set -e; for file in $$(grep -rlE '^func Fuzz[A-Za-z0-9_]*\(' --include='*_test.go' internal pkg | sort); do \
-		pkg=./$$(dirname $$file); \
-		for fn in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$file); do \
-			echo "== $$pkg $$fn"; $(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME); \
-		done; \
-	done
+	GO=$(GO) ./scripts/fuzz.sh $(FUZZTIME)
 
 demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
 	./scripts/demo.sh
