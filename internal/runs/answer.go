@@ -94,6 +94,9 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 	// Whatever happens next, the supervisor's pending ask is resolved.
 	childAlive := r.State == StateRunning && Alive(r.ChildPid)
 	switch {
+	case created && q.State == QAnswered:
+		rec.Note = "answer saved and read by the waiting child"
+		return rec, nil
 	case childAlive:
 		if q.State == QAnswered {
 			rec.Note = "already answered and consumed; nothing delivered"

@@ -254,7 +254,7 @@ func TestDeskAnswerConsumedWhileConnectingRevivesNothing(t *testing.T) {
 		return connect()
 	}
 	rec, err := d.Answer(t.Context(), s.run.ID, s.q.ID, "yes")
-	if err != nil || !rec.Saved || rec.RevivedRun != "" || rec.NeedsContinue || !strings.Contains(rec.Note, "nothing launched") {
+	if err != nil || !rec.Saved || rec.RevivedRun != "" || rec.NeedsContinue || rec.Note != "answer saved and read by the waiting child" {
 		t.Fatalf("Answer = %+v, %v; want the answer saved and nothing launched", rec, err)
 	}
 	if len(s.launched) != 0 {
