@@ -18,8 +18,9 @@ import (
 
 // TestFaultLoadAndLeaks: many sessions connect and disconnect while
 // messages flow; afterwards the broker's goroutines, sessions, traces and
-// RSS return to their baseline, and every accepted message is delivered
-// once. The broker's idle CPU afterwards is reported, not asserted (make
+// live heap return to their baseline, its anonymous memory comes back
+// within a bound (asserted when built without -race), and every accepted
+// message is delivered once. The broker's idle CPU afterwards is reported, not asserted (make
 // bench asserts nothing either; it measures idle CPU per 10 s). Short by
 // default (400 sessions over
 // 10 s); FAULT_LONG=1 runs 2,000 sessions for 60 s.
@@ -60,7 +61,7 @@ func TestFaultLoadAndLeaks(t *testing.T) {
 		return *st
 	}
 	pid := h.BrokerPid()
-	base, baseRSS, baseCPU := stats(), brokerRSS(t, pid), brokerCPU(t, pid)
+	base, baseMem, baseCPU := stats(), brokerMem(t, pid), brokerCPU(t, pid)
 
 	var delivered sync.Map
 	var dupes atomic.Int64
@@ -149,44 +150,80 @@ func TestFaultLoadAndLeaks(t *testing.T) {
 			t.Fatalf("broker state not back to baseline after 30s:\nbase %+v\nnow  %+v", base, last)
 		}
 	}
-	// Live heap back near its baseline (stats runs a GC first, at most one a
-	// second): that is the leak check. RSS only within a stated
-	// margin, 5x + 64 MiB: the race detector's shadow memory of a race-built
-	// broker is not given back (the long run reached 261 MiB from 54).
-	if last.HeapAlloc > base.HeapAlloc*2+16<<20 {
-		t.Fatalf("broker live heap %d MiB after the soak, baseline %d MiB", last.HeapAlloc>>20, base.HeapAlloc>>20)
+	// Live heap back near its baseline: that is the leak check (stats runs
+	// a GC first, at most one a second). Awaited, not read once: writes go
+	// on briefly after the load (sessions leaving), and a memtable Badger
+	// has just filled (a 21 MiB arena) stays live until it is flushed.
+	heapLimit := base.HeapAlloc*2 + 16<<20
+	for deadline := time.Now().Add(30 * time.Second); last.HeapAlloc > heapLimit; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("broker live heap %d MiB 30 s after the soak, baseline %d MiB", last.HeapAlloc>>20, base.HeapAlloc>>20)
+		}
+		last = stats()
 	}
-	rss := brokerRSS(t, pid)
-	if rss > baseRSS*5+64<<20 {
-		t.Fatalf("broker RSS %d MiB after the soak, baseline %d MiB", rss>>20, baseRSS>>20)
+	// The broker's own memory (anonymous RSS: heap, stacks, the runtime)
+	// back under twice the heap limit (the collector's goal with GOGC=100)
+	// plus 64 MiB for stacks, the runtime and connection buffers. Awaited:
+	// the runtime gives freed pages back to the kernel gradually (a
+	// compaction just before the end leaves some). The file-backed part
+	// (Badger's memory-mapped tables and logs) is page cache the kernel
+	// reclaims, and is reported. A race-built broker's anonymous memory
+	// holds the race detector's shadow, a multiple of all memory ever
+	// touched that is never given back, so there it is reported, not
+	// asserted: make test-fault runs this test built without -race too.
+	memLimit := 2*heapLimit + 64<<20
+	mem := brokerMem(t, pid)
+	for deadline := time.Now().Add(30 * time.Second); !raceBuilt() && mem.anon > memLimit; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("broker anonymous RSS %d MiB 30 s after the soak, over %d MiB (baseline %d MiB; file-backed %d MiB, peak RSS %d MiB; live heap %d MiB)", mem.anon>>20, memLimit>>20, baseMem.anon>>20, mem.file>>20, mem.peak>>20, last.HeapAlloc>>20)
+		}
+		mem = brokerMem(t, pid)
 	}
 	// Idle again: the CPU it burns once the load stops, reported.
 	before := brokerCPU(t, pid)
 	idleStart := time.Now()
 	time.Sleep(2 * time.Second) // the measurement window, not synchronisation
 	idle, window := brokerCPU(t, pid)-before, time.Since(idleStart)
-	t.Logf("soak: %d sessions churned in %s, %d messages accepted and delivered once; goroutines %d → %d, heap %d → %d KiB, RSS %d → %d MiB, CPU during soak %s, idle CPU %s in %s (measured, not asserted)",
-		churned.Load(), dur, len(want), base.Goroutines, last.Goroutines, base.HeapAlloc>>10, last.HeapAlloc>>10, baseRSS>>20, rss>>20, before-baseCPU, idle, window.Round(time.Millisecond))
+	t.Logf("soak: %d sessions churned in %s, %d messages accepted and delivered once; goroutines %d → %d, heap %d → %d KiB, RSS anonymous %d → %d MiB, file-backed %d → %d MiB, peak RSS %d MiB, CPU during soak %s, idle CPU %s in %s (measured, not asserted)",
+		churned.Load(), dur, len(want), base.Goroutines, last.Goroutines, base.HeapAlloc>>10, last.HeapAlloc>>10, baseMem.anon>>20, mem.anon>>20, baseMem.file>>20, mem.file>>20, mem.peak>>20, before-baseCPU, idle, window.Round(time.Millisecond))
 	cancel()
 	Await(t, recvDone, 30*time.Second, "the receiver to stop")
 }
 
-func brokerRSS(t *testing.T, pid int) uint64 {
+// rssParts is a process's resident memory by kind (/proc/PID/status).
+type rssParts struct{ anon, file, peak uint64 }
+
+func brokerMem(t *testing.T, pid int) rssParts {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatalf("broker status: %v", err)
 	}
+	var m rssParts
+	found := 0
 	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			kb, _ := strconv.ParseUint(f[1], 10, 64)
-			return kb << 10
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseUint(f[1], 10, 64)
+		switch f[0] {
+		case "RssAnon:":
+			m.anon, found = kb<<10, found+1
+		case "RssFile:":
+			m.file, found = kb<<10, found+1
+		case "VmHWM:":
+			m.peak = kb << 10
 		}
 	}
-	t.Fatal("no VmRSS")
-	return 0
+	if found != 2 {
+		t.Fatal("no RssAnon and RssFile in the broker's status")
+	}
+	return m
 }
+
+// raceBuilt says whether the suite's binaries are built with -race.
+func raceBuilt() bool { return os.Getenv("E2E_NORACE") == "" }
 
 // brokerCPU is the broker's user+system CPU time so far.
 func brokerCPU(t *testing.T, pid int) time.Duration {

@@ -66,6 +66,8 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithCompactL0OnClose(true).
+		WithNumCompactors(0). // the store compacts (maintain.go)
+		WithNumLevelZeroTables(compactL0Tables - 1).
 		WithBlockCacheSize(16 << 20)
 	if tune != nil {
 		opts = tune(opts)
