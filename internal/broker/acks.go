@@ -30,8 +30,8 @@ func (b *Broker) onAck(m *nats.Msg) {
 		Apply: func(txn *store.Txn) error {
 			acked, ackedIDs, ackedKeys = 0, ackedIDs[:0], ackedKeys[:0]
 			for _, id := range req.IDs {
-				key, err := txn.Get(store.MessageIndexKey(id))
-				if err == store.ErrNotFound {
+				key, stored := txn.MessageKey(id)
+				if !stored {
 					// Not stored (any more, or yet: a message pushed early by a
 					// broker that died before committing it). Remember the ack,
 					// so that a retried send of it (same id) is not stored and
@@ -44,24 +44,19 @@ func (b *Broker) onAck(m *nats.Msg) {
 					}
 					continue
 				}
-				if err != nil {
-					return err
-				}
-				if !strings.HasPrefix(string(key), store.InboxPrefix(req.SessionID)) {
+				if !strings.HasPrefix(key, store.InboxPrefix(req.SessionID)) {
 					continue // not this session's message
 				}
 				if err := b.keepTrace(txn, id, key); err != nil {
 					return err
 				}
-				if err := txn.Delete(store.MessageIndexKey(id)); err != nil {
-					return err
-				}
-				if err := txn.Delete(string(key)); err != nil {
+				txn.UnindexMessage(id)
+				if err := txn.Delete(key); err != nil {
 					return err
 				}
 				acked++
 				ackedIDs = append(ackedIDs, id)
-				ackedKeys = append(ackedKeys, string(key))
+				ackedKeys = append(ackedKeys, key)
 			}
 			return nil
 		},

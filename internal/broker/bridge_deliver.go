@@ -173,10 +173,11 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 func (b *Broker) deliveredBefore(dkey, id string) bool {
 	known := false
 	_ = b.st.View(func(txn *store.Txn) error {
-		for _, k := range []string{dkey, store.MessageIndexKey(id)} {
-			if _, err := txn.Get(k); err == nil {
-				known = true
-			}
+		if _, err := txn.Get(dkey); err == nil {
+			known = true
+		}
+		if _, ok := txn.MessageKey(id); ok {
+			known = true
 		}
 		return nil
 	})

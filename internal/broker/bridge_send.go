@@ -164,17 +164,14 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
 			settled, settledKey = nil, ""
-			key, err := txn.Get(store.MessageIndexKey(req.ID))
-			if err == store.ErrNotFound {
+			key, ok := txn.MessageKey(req.ID)
+			if !ok {
 				return nil
 			}
-			if err != nil {
-				return err
-			}
-			if !strings.HasPrefix(string(key), store.OutboxPrefix(req.Host)) {
+			if !strings.HasPrefix(key, store.OutboxPrefix(req.Host)) {
 				return nil
 			}
-			v, err := txn.Get(string(key))
+			v, err := txn.Get(key)
 			if err != nil {
 				return err
 			}
@@ -182,11 +179,12 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 			if json.Unmarshal(v, &msg) == nil {
 				settled = &msg
 			}
-			if err := txn.Delete(string(key)); err != nil {
+			if err := txn.Delete(key); err != nil {
 				return err
 			}
-			settledKey = string(key)
-			return txn.Delete(store.MessageIndexKey(req.ID))
+			settledKey = key
+			txn.UnindexMessage(req.ID)
+			return nil
 		},
 		After: func(err error) {
 			if err != nil {
@@ -230,7 +228,8 @@ func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.E
 			if err := txn.Set(key, data); err != nil {
 				return err
 			}
-			return txn.Set(store.MessageIndexKey(n.ID), []byte(key))
+			txn.IndexMessage(n.ID, key)
+			return nil
 		},
 		After: func(err error) {
 			if err != nil {

@@ -253,15 +253,21 @@ func (b *Broker) pushEarly(msg wire.Message, dkey, key string) {
 func (b *Broker) storeKnows(msg wire.Message, dkey, key string) bool {
 	known := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		if v, err := txn.Get(store.MessageIndexKey(msg.ID)); err == nil {
-			known = string(v) != key
+		if k, ok := txn.MessageKey(msg.ID); ok {
+			known = k != key
 			return nil
-		} else if err != store.ErrNotFound {
-			return nil // unreadable: known
 		}
 		for _, k := range []string{dkey, store.AckedKey(msg.To, msg.ID)} {
 			if _, err := txn.Get(k); err != store.ErrNotFound {
-				return nil // found, or unreadable: known
+				// Found, or unreadable: known, unless it is this send's own
+				// commit, seen in Badger before its index entry (the index
+				// is updated just after the commit): its inbox key is there.
+				if k == dkey && err == nil {
+					if own, err := txn.Has(key); err == nil && own {
+						known = false
+					}
+				}
+				return nil
 			}
 		}
 		known = false

@@ -31,7 +31,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	} else if err != store.ErrNotFound {
 		return err
 	}
-	if _, err := txn.Get(store.MessageIndexKey(p.msg.ID)); err == nil {
+	if _, ok := txn.MessageKey(p.msg.ID); ok {
 		// The same client message id, reused after its dedupe window while
 		// the first message is still undelivered: it is that message.
 		p.duplicate = p.msg.ID
@@ -44,9 +44,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	if err := txn.Set(p.key, data); err != nil {
 		return err
 	}
-	if err := txn.Set(store.MessageIndexKey(p.msg.ID), []byte(p.key)); err != nil {
-		return err
-	}
+	txn.IndexMessage(p.msg.ID, p.key)
 	if p.req.ClientMsgID != "" {
 		if err := txn.SetTTL(p.dkey, []byte(p.msg.ID), b.retryMemory()); err != nil {
 			return err
@@ -73,9 +71,7 @@ func deleteInboxKey(txn *store.Txn, key string) (bool, error) {
 	}
 	var m wire.Message
 	if json.Unmarshal(v, &m) == nil && m.ID != "" {
-		if err := txn.Delete(store.MessageIndexKey(m.ID)); err != nil {
-			return false, err
-		}
+		txn.UnindexMessage(m.ID)
 	}
 	return true, txn.Delete(key)
 }

@@ -218,9 +218,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 			if err := txn.Set(key, data); err != nil {
 				return err
 			}
-			if err := txn.Set(store.MessageIndexKey(msg.ID), []byte(key)); err != nil {
-				return err
-			}
+			txn.IndexMessage(msg.ID, key)
 			wake = append(wake, msg)
 		}
 		reply.Woken = len(wake)

@@ -64,11 +64,11 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 			}
 			return nil
 		}
-		key, err := txn.Get(store.MessageIndexKey(req.ID))
-		if err != nil {
+		key, ok := txn.MessageKey(req.ID)
+		if !ok {
 			return nil
 		}
-		v, err := txn.Get(string(key))
+		v, err := txn.Get(key)
 		if err != nil {
 			return nil
 		}
@@ -100,10 +100,10 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 // keepTrace writes the delivery timeline of a message being acknowledged,
 // from memory when its push or fetch was recorded by this broker, else
 // from the stored message.
-func (b *Broker) keepTrace(txn *store.Txn, id string, key []byte) error {
+func (b *Broker) keepTrace(txn *store.Txn, id, key string) error {
 	st, ok := b.traces.timeline(id)
 	if !ok {
-		v, err := txn.Get(string(key))
+		v, err := txn.Get(key)
 		if err != nil {
 			return nil
 		}

@@ -10,8 +10,9 @@ import (
 )
 
 // The absence filter: a send asks the store whether it knows the client
-// message id, the message id or an ack of it (dedupe, index and acked
-// keys), and for a new message the answer is always no — a miss that costs
+// message id or an ack of the message id (dedupe and acked keys; where a
+// message id is stored, the message index answers from memory), and for a
+// new message the answer is always no — a miss that costs
 // Badger a search of every memtable and level. The store therefore keeps a
 // Bloom filter of every key under those prefixes it may hold: filled from
 // the database in the background after Open, and added to by every write
@@ -25,7 +26,7 @@ import (
 // per table and not for concurrent writers).
 
 // probedPrefixes are the key families the filter covers.
-var probedPrefixes = []string{midxPrefix, ackedPrefix, dedupePrefix}
+var probedPrefixes = []string{ackedPrefix, dedupePrefix}
 
 // The filter is blocked: each key sets filterHashes bits of one 64-bit
 // word, so a lookup touches one cache line (about 3% false positives at a

@@ -30,7 +30,7 @@ func TestFilterKnowsStoredKeysAfterReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := []string{MessageIndexKey("m1"), AckedKey("s1", "m2"), DedupeKey("s1", "c3")}
+	old := []string{AckedKey("s1", "m1"), AckedKey("s1", "m2"), DedupeKey("s1", "c3")}
 	if err := s.Update(func(txn *Txn) error {
 		for _, k := range old {
 			if err := txn.SetTTL(k, []byte("v"), time.Hour); err != nil {
@@ -41,16 +41,10 @@ func TestFilterKnowsStoredKeysAfterReopen(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = reopen(t, s, dir, nil)
 	defer s.Close()
 	awaitFilled(t, s)
-	fresh := MessageIndexKey("m9")
+	fresh := DedupeKey("s1", "c9")
 	if err := s.Update(func(txn *Txn) error { return txn.Set(fresh, []byte("v")) }); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +109,7 @@ func BenchmarkFilterAbsent(b *testing.B) {
 	f.ready.Store(true)
 	keys := make([]string, 4096)
 	for i := range keys {
-		keys[i] = MessageIndexKey(fmt.Sprintf("m%020d", i))
+		keys[i] = AckedKey("s", fmt.Sprintf("m%020d", i))
 	}
 	b.ResetTimer()
 	for i := range b.N {

@@ -11,15 +11,22 @@ import (
 // FormatVersion is the layout of keys and values this build reads and
 // writes. Raise it when a change would be misread by an older broker; an
 // older store is then migrated in checkFormat before anything reads it.
-const FormatVersion = 1
+//
+//	1  the first layout (stores without a marker are format 1)
+//	2  no midx/<message id> keys: the message index is kept in memory
+//	   (msgindex.go); format 1's index keys are dropped
+const FormatVersion = 2
+
+// legacyIndexPrefix held format 1's message index keys.
+const legacyIndexPrefix = "midx/"
 
 // ErrNewerFormat is returned by Open for a store written by a newer
 // intercom than this one.
 var ErrNewerFormat = errors.New("store written by a newer intercom")
 
 // checkFormat reads the store's format version: a newer one than this build
-// knows is refused (nothing is written); an absent one is recorded as
-// FormatVersion, which is what every store without a marker is.
+// knows is refused (nothing is written); an older one (an absent marker is
+// format 1) is migrated and marked FormatVersion.
 func (s *Store) checkFormat() error {
 	var v []byte
 	err := s.View(func(txn *Txn) error {
@@ -27,22 +34,31 @@ func (s *Store) checkFormat() error {
 		v, err = txn.Get(FormatKey)
 		return err
 	})
+	n := 1
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return s.Update(func(txn *Txn) error {
-			return txn.Set(FormatKey, []byte(strconv.Itoa(FormatVersion)))
-		})
 	case err != nil:
 		return fmt.Errorf("read store format: %w", err)
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil || n < 1 {
-		return fmt.Errorf("store %s: unreadable format marker %q under %s", s.dir, v, FormatKey)
+	default:
+		if n, err = strconv.Atoi(string(v)); err != nil || n < 1 {
+			return fmt.Errorf("store %s: unreadable format marker %q under %s", s.dir, v, FormatKey)
+		}
 	}
 	if n > FormatVersion {
 		return fmt.Errorf("store %s has format %d, this intercom reads up to %d: %w; run the intercom that wrote it (or a later one), or set INTERCOM_HOME to another directory", s.dir, n, FormatVersion, ErrNewerFormat)
 	}
-	return nil
+	if n == FormatVersion {
+		return nil
+	}
+	// From format 1: the index keys go (the index is rebuilt from the
+	// messages at every Open). Dropped before the marker is written, so an
+	// interrupted migration is run again.
+	if err := s.db.DropPrefix([]byte(legacyIndexPrefix)); err != nil {
+		return fmt.Errorf("store %s: migrate from format %d: %w", s.dir, n, err)
+	}
+	return s.Update(func(txn *Txn) error {
+		return txn.Set(FormatKey, []byte(strconv.Itoa(FormatVersion)))
+	})
 }
 
 // RewriteFormatMarker opens the database in dir without checking its

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,13 +47,13 @@ func TestFormatMarkedOnCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := marker(t, s); got != "1" {
-		t.Fatalf("new store format %q, want 1", got)
+	if got := marker(t, s); got != strconv.Itoa(FormatVersion) {
+		t.Fatalf("new store format %q, want %d", got, FormatVersion)
 	}
 }
 
 // A store from before the marker (format 1 without a key) opens, keeps its
-// data and gets the marker.
+// data and is marked with this build's format (migrated).
 func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -67,8 +68,8 @@ func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 		t.Fatalf("reopen unmarked store: %v", err)
 	}
 	defer s.Close()
-	if got := marker(t, s); got != "1" {
-		t.Fatalf("unmarked store format %q after open, want 1", got)
+	if got := marker(t, s); got != strconv.Itoa(FormatVersion) {
+		t.Fatalf("unmarked store format %q after open, want %d", got, FormatVersion)
 	}
 	var v []byte
 	_ = s.View(func(txn *Txn) error { v, err = txn.Get("inbox/x/1"); return err })
@@ -89,7 +90,7 @@ func TestFormatNewerStoreRefused(t *testing.T) {
 	setKey(t, s, FormatKey, "7")
 	s.Close()
 	_, err = openT(t, dir)
-	if !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "format 7") || !strings.Contains(err.Error(), "reads up to 1") {
+	if !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "format 7") || !strings.Contains(err.Error(), "reads up to "+strconv.Itoa(FormatVersion)) {
 		t.Fatalf("open newer store: %v, want ErrNewerFormat naming both formats", err)
 	}
 	// Read as another version would: the refused store's marker is untouched.
@@ -122,8 +123,8 @@ func TestRewriteFormatMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if old, err := RewriteFormatMarker(dir, ""); err != nil || old != "1" {
-		t.Fatalf("remove marker: was %q, %v; want 1", old, err)
+	if old, err := RewriteFormatMarker(dir, ""); err != nil || old != strconv.Itoa(FormatVersion) {
+		t.Fatalf("remove marker: was %q, %v; want %d", old, err, FormatVersion)
 	}
 	if old, err := RewriteFormatMarker(dir, "1"); err != nil || old != "" {
 		t.Fatalf("set marker: was %q, %v; want none", old, err)

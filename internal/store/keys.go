@@ -16,7 +16,6 @@ import (
 //	sess/<session>                     a session's record
 //	inbox/<session>/<seq>              a stored, unacknowledged message
 //	outbox/<host>/<seq>                a message waiting for a bridged host
-//	midx/<message id>                  the inbox or outbox key of a message
 //	ackd/<session>/<message id>        an ack of an id not stored (TTL, empty)
 //	dedupe/<scope>/<client msg id>     a send's client id -> message id (TTL)
 //	pdedupe/<session>/<client msg id>  a publication's client id -> seq (TTL)
@@ -26,7 +25,9 @@ import (
 //	trace/<message id>                 an acked message's timeline (TTL)
 //	tev/<message id>/<nanos>-<p|f>     a push or fetch of a message (TTL, empty)
 //
-// <seq> is zero-padded to 20 digits, so keys sort in sequence order.
+// <seq> is zero-padded to 20 digits, so keys sort in sequence order. Where
+// each stored message is, by id, is not stored: the message index is
+// rebuilt in memory from the inbox and outbox entries (msgindex.go).
 
 // Prefixes that are scanned whole.
 const (
@@ -86,9 +87,6 @@ func BoxOwner(key string) (outbox bool, owner string, ok bool) {
 // OutboxKey is the key of message seq waiting for host.
 func OutboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
 
-// MessageIndexKey maps a message id to its inbox or outbox key.
-func MessageIndexKey(id string) string { return midxPrefix + id }
-
 // AckedKey marks an ack by session sid of a message id that was not stored
 // when acked.
 func AckedKey(sid, id string) string { return ackedPrefix + sid + "/" + id }
@@ -96,9 +94,8 @@ func AckedKey(sid, id string) string { return ackedPrefix + sid + "/" + id }
 // DedupeKey remembers a send's client message id within scope.
 func DedupeKey(scope, clientMsgID string) string { return dedupePrefix + scope + "/" + clientMsgID }
 
-// The prefixes of the index, acked and dedupe keys (the absence filter's).
+// The prefixes of the acked and dedupe keys (the absence filter's).
 const (
-	midxPrefix   = "midx/"
 	ackedPrefix  = "ackd/"
 	dedupePrefix = "dedupe/"
 )

@@ -41,6 +41,7 @@ type Store struct {
 	ident  dirIdentity           // the directory opened, to notice it deleted or replaced
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 	filter *keyFilter            // keys it may hold under the probed prefixes (filter.go)
+	index  *msgIndex             // where each stored message is, by id (msgindex.go)
 	maint  *maintainer           // compaction and value-log collection (maintain.go)
 	wrote  chan struct{}         // one pending signal after commits (Written)
 }
@@ -82,12 +83,17 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), wrote: make(chan struct{}, 1)}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), index: newMsgIndex(), wrote: make(chan struct{}, 1)}
 	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
 		db.Close()
 		return nil, err
+	}
+	if err := s.rebuildIndex(); err != nil {
+		cancel()
+		db.Close()
+		return nil, fmt.Errorf("open store %s: index stored messages: %w", dir, err)
 	}
 	s.wg.Add(2)
 	go func() {
@@ -112,8 +118,13 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter}) })
+	var txn *Txn
+	err := s.db.Update(func(t *badger.Txn) error {
+		txn = &Txn{t: t, f: s.filter, x: s.index}
+		return fn(txn)
+	})
 	if err == nil {
+		s.index.apply(txn.idx)
 		s.maint.written()
 		select {
 		case s.wrote <- struct{}{}:
@@ -158,7 +169,7 @@ func (s *Store) CheckSpace(need int64) error {
 
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter}) })
+	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter, x: s.index}) })
 }
 
 // Close stops background work and closes the database. It is idempotent.

@@ -11,8 +11,10 @@ import (
 // Update its writes commit together or not at all. It is valid only inside
 // the View or Update call that passed it.
 type Txn struct {
-	t *badger.Txn
-	f *keyFilter // the store's absence filter (filter.go), nil for none
+	t   *badger.Txn
+	f   *keyFilter             // the store's absence filter (filter.go), nil for none
+	x   *msgIndex              // the store's message index (msgindex.go), nil for none
+	idx map[string]indexChange // index changes staged by this transaction
 }
 
 // Get returns the value of key, or ErrNotFound.
