@@ -252,3 +252,49 @@ func TestDeleteInboxKey(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTraceEventOfPromptAckNotWritten: a push acked within traceWriteAfter
+// costs no event key (the ack's stored trace holds it); a push not acked is
+// written as an event key once traceWriteAfter has passed.
+func TestTraceEventOfPromptAckNotWritten(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a, z := w.attach("alpha"), w.attach("zulu")
+	eventKeys := func(id string) int {
+		n := 0
+		_ = w.b.st.View(func(txn *store.Txn) error {
+			txn.Keys(store.TraceEventPrefix(id), func(string) bool { n++; return true })
+			return nil
+		})
+		return n
+	}
+	pending := func() int {
+		st, err := call[wire.Stats](t, w.c, wire.SubjStats, struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.TraceEventsPending
+	}
+	acked := w.send(a, "zulu", "acked at once")
+	if m := recv(t, z); m.ID != acked.ID {
+		t.Fatalf("pushed %s, want %s", m.ID, acked.ID)
+	}
+	if n, err := w.c.Ack(t.Context(), z.ID(), acked.ID); err != nil || n != 1 {
+		t.Fatalf("ack: %d, %v", n, err)
+	}
+	shown := w.send(a, "zulu", "left unacked")
+	if m := recv(t, z); m.ID != shown.ID {
+		t.Fatalf("pushed %s, want %s", m.ID, shown.ID)
+	}
+	eventually(t, "trace events written", func() bool { return pending() == 0 })
+	if n := eventKeys(acked.ID); n != 0 {
+		t.Errorf("%d event keys for a message acked at once, want 0", n)
+	}
+	if n := eventKeys(shown.ID); n != 1 {
+		t.Errorf("%d event keys for a message pushed and not acked, want 1", n)
+	}
+	tr, err := w.c.Trace(t.Context(), acked.ID)
+	if err != nil || tr.State != "acked" || len(tr.Pushed) != 1 {
+		t.Fatalf("trace of the acked message: %+v, %v; want acked with its push", tr, err)
+	}
+}
