@@ -157,7 +157,9 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	natsDone = make(chan error, 1)
 	go func() { natsDone <- b.startNATS() }()
-	if b.st, err = store.Open(l.DBDir(), log); err != nil {
+	// The ledger counts the stored messages during the store's own scan
+	// of them at open (the message index's).
+	if b.st, err = store.OpenVisiting(l.DBDir(), log, b.ledger.loadMessage); err != nil {
 		return nil, err
 	}
 	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)

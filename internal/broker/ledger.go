@@ -143,23 +143,24 @@ func (l *ledger) topicUsageLocked(sid string, records int, bytes int64, subs int
 // recordSize is what a topic record counts against its host's quota.
 func recordSize(message, resource string) int64 { return int64(len(message) + len(resource)) }
 
-// load builds the ledger from the store (once, at start).
+// loadMessage counts one stored message (an inbox or outbox entry) at
+// start: the store hands each to it while it opens (store.OpenVisiting).
+func (l *ledger) loadMessage(k string, v []byte) {
+	var m wire.Message
+	if json.Unmarshal(v, &m) != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.storedLocked(k, &m)
+}
+
+// load adds the topic records and subscriptions to the ledger (once, at
+// start; the stored messages came through loadMessage).
 func (l *ledger) load(st *store.Store) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return st.View(func(txn *store.Txn) error {
-		for _, prefix := range []string{store.InboxesPrefix, store.OutboxesPrefix} {
-			err := txn.Scan(prefix, func(k string, v []byte) (bool, error) {
-				var m wire.Message
-				if json.Unmarshal(v, &m) == nil {
-					l.storedLocked(k, &m)
-				}
-				return true, nil
-			})
-			if err != nil {
-				return err
-			}
-		}
 		err := txn.Scan(store.TopicRecordsAll, func(k string, v []byte) (bool, error) {
 			if sid, ok := store.TopicKeySession(k); ok && strings.Contains(sid, "@") {
 				var r storedRecord

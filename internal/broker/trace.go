@@ -20,8 +20,8 @@ import (
 // costs no event key at all: its ack's stored trace holds the push. A
 // broker restart keeps the timeline; only events of the last
 // traceWriteAfter + traceWriteEvery before a crash can be missing (a clean
-// stop writes every event queued). A peek (inbox --peek, status) is not a fetch and records
-// nothing.
+// stop writes every event queued). A peek (inbox --peek, status) is not a
+// fetch and records nothing.
 //
 // The timeline in memory also holds what the stored trace needs of the
 // message (sender, recipient, stored time), so that an ack writes it without

@@ -18,7 +18,7 @@ func smallTables(o badger.Options) badger.Options {
 // below Badger's write stall: writes flush table after table, and the
 // maintainer compacts them into the tree, and the data is all there.
 func TestWritesAreCompacted(t *testing.T) {
-	s, err := open(t.TempDir(), nil, smallTables)
+	s, err := open(t.TempDir(), nil, smallTables, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,8 +88,9 @@ func (t *Txn) stage(id string, c indexChange) {
 	t.idx[id] = c
 }
 
-// rebuildIndex fills the index from every stored inbox and outbox entry.
-func (s *Store) rebuildIndex() error {
+// rebuildIndex fills the index from every stored inbox and outbox entry,
+// handing each to visit when not nil.
+func (s *Store) rebuildIndex(visit func(key string, val []byte)) error {
 	var stored struct {
 		ID string `json:"id"`
 	}
@@ -99,6 +100,9 @@ func (s *Store) rebuildIndex() error {
 				stored.ID = ""
 				if json.Unmarshal(val, &stored) == nil && stored.ID != "" {
 					s.index.m[stored.ID] = key
+				}
+				if visit != nil {
+					visit(key, val)
 				}
 				return true, nil
 			})

@@ -152,3 +152,46 @@ func TestFormat1IndexKeysDropped(t *testing.T) {
 		return nil
 	})
 }
+
+// TestOpenVisitingHandsEachStoredMessageOnce: the scan that rebuilds the
+// index hands every inbox and outbox entry, and nothing else, to visit.
+func TestOpenVisitingHandsEachStoredMessageOnce(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{InboxKey("s1", 1): "m1", InboxKey("s2", 2): "m2", OutboxKey("h1", 3): "m3"}
+	if err := s.Update(func(txn *Txn) error {
+		for key, id := range want {
+			if err := txn.Set(key, storedMessage(id)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(SessionKey("s1"), []byte(`{"id":"s1"}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	s, err = OpenVisiting(dir, slog.New(slog.DiscardHandler), func(key string, val []byte) {
+		seen[key]++
+		if string(val) != string(storedMessage(want[key])) {
+			t.Errorf("visit %s: value %q", key, val)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(seen) != len(want) {
+		t.Errorf("visited %v, want the %d stored messages", seen, len(want))
+	}
+	for key := range want {
+		if seen[key] != 1 {
+			t.Errorf("%s visited %d times, want once", key, seen[key])
+		}
+	}
+}

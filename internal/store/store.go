@@ -48,12 +48,22 @@ type Store struct {
 
 // Open opens (creating if needed) the database in dir.
 func Open(dir string, log *slog.Logger) (*Store, error) {
-	return open(dir, log, nil)
+	return open(dir, log, nil, nil)
+}
+
+// OpenVisiting opens the database in dir like Open and hands every stored
+// message (each inbox and outbox entry: its key and value) to visit,
+// during the one scan that builds the message index, so that a caller
+// building its own view of them at start (the broker's ledger) does not
+// read them all a second time.
+func OpenVisiting(dir string, log *slog.Logger, visit func(key string, val []byte)) (*Store, error) {
+	return open(dir, log, nil, visit)
 }
 
 // open opens the database in dir with the broker's options, changed by
-// tune when not nil (tests).
-func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options) (*Store, error) {
+// tune when not nil (tests), handing each stored message to visit when not
+// nil (OpenVisiting).
+func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options, visit func(key string, val []byte)) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -90,7 +100,7 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		db.Close()
 		return nil, err
 	}
-	if err := s.rebuildIndex(); err != nil {
+	if err := s.rebuildIndex(visit); err != nil {
 		cancel()
 		db.Close()
 		return nil, fmt.Errorf("open store %s: index stored messages: %w", dir, err)
