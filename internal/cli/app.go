@@ -47,6 +47,7 @@ type CLI struct {
 
 	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
+	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
 	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
