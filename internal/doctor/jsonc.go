@@ -54,6 +54,7 @@ func stripJSONC(data []byte) []byte {
 	out := []byte(string(data))
 	inString, escaped := false, false
 	lastComma := -1
+	var prev byte // the last significant byte outside strings and comments
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		switch {
@@ -67,7 +68,7 @@ func stripJSONC(data []byte) []byte {
 				inString = false
 			}
 		case c == '"':
-			inString, lastComma = true, -1
+			inString, lastComma, prev = true, -1, c
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			for ; i < len(out) && out[i] != '\n'; i++ {
 				out[i] = ' '
@@ -83,16 +84,16 @@ func stripJSONC(data []byte) []byte {
 				out[i], out[i+1] = ' ', ' '
 				i++
 			}
-		case c == ',':
-			lastComma = i
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == ',' && prev != '{' && prev != '[' && prev != ',':
+			lastComma, prev = i, c
 		case c == '}' || c == ']':
 			if lastComma >= 0 {
 				out[lastComma] = ' '
 			}
-			lastComma = -1
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			lastComma, prev = -1, c
 		default:
-			lastComma = -1
+			lastComma, prev = -1, c
 		}
 	}
 	return out
