@@ -41,7 +41,7 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 		}
 		var untrusted []string
 		n := 0
-		for _, h := range hooks {
+		for _, h := range inScope(hooks, in.HooksFile) {
 			if !t.Ours(h.Command) {
 				continue
 			}
@@ -61,6 +61,21 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 	}
 	return f, in.HooksExists || in.MCPExists
 }}
+
+// inScope are the hooks Codex read from hooksFile (its keys are
+// "FILE:event:group:index"), or all of them when no key says so.
+func inScope(hooks []codexHook, hooksFile string) []codexHook {
+	var out []codexHook
+	for _, h := range hooks {
+		if strings.HasPrefix(h.Key, hooksFile+":") {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		return hooks
+	}
+	return out
+}
 
 // codexHook is one hook as `codex app-server`'s hooks/list reports it.
 type codexHook struct {

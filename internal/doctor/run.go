@@ -77,16 +77,19 @@ func (r *runner) version(ctx context.Context, bin string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
 	c := r.command(ctx, bin, []string{"--version"}, nil)
-	var out tailBuffer
-	c.Stdout, c.Stderr = &out, &out
+	var out, stderr tailBuffer
+	c.Stdout, c.Stderr = &out, &stderr
 	err := c.Run()
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("%s --version: no answer in %s", bin, r.o.Timeout)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %v: %s", bin, err, out.lastLine())
+		return "", fmt.Errorf("%s --version: %v: %s", bin, err, stderr.lastLine())
 	}
-	line := out.firstLine()
+	line := out.firstLine() // the version, not warnings on stderr
+	if line == "" {
+		line = stderr.firstLine()
+	}
 	if line == "" {
 		return "", fmt.Errorf("%s --version printed nothing", bin)
 	}

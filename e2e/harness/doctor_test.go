@@ -1,0 +1,108 @@
+//go:build harness
+
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/intercom-dev/intercom/internal/schema"
+)
+
+// doctorRun runs `intercom --json doctor claude codex` in dir with the
+// real Claude Code and Codex on PATH.
+func doctorRun(t *testing.T, w *World, dir string) (schema.Doctor, int) {
+	t.Helper()
+	path := "PATH=" + strings.Join([]string{filepath.Dir(claudeBin), filepath.Dir(codexBin), binDir, os.Getenv("PATH")}, string(os.PathListSeparator))
+	r := w.Intercom(dir, []string{path}, "--json", "doctor", "--timeout", "90s", "claude", "codex")
+	var d schema.Doctor
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("doctor --json (exit %d): %v\n%s\nstderr: %s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	return d, r.Code
+}
+
+func doctorCheck(t *testing.T, d schema.Doctor, harness, scope, check string) schema.DoctorCheck {
+	t.Helper()
+	for _, c := range d.Checks {
+		if c.Harness == harness && c.Scope == scope && c.Check == check {
+			return c
+		}
+	}
+	t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
+	return schema.DoctorCheck{}
+}
+
+// intercom doctor against the real binaries: their versions; Codex's own
+// answer on hook trust (untrusted right after install, trusted once the
+// user trusts them in /hooks); and the broken configurations it finds: a
+// malformed Claude Code settings.json, Codex's hooks feature turned off.
+func TestDoctorRealHarnesses(t *testing.T) {
+	w := NewWorld(t)
+	w.InstallClaude()
+	w.InstallCodex()
+	dir := w.Project("doctor")
+
+	d, code := doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "claude", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, claudeVersion) {
+		t.Errorf("claude version: %+v, want %s", c, claudeVersion)
+	}
+	if c := doctorCheck(t, d, "codex", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, codexVersion) {
+		t.Errorf("codex version: %+v, want %s", c, codexVersion)
+	}
+	for _, h := range []string{"claude", "codex"} {
+		for _, check := range []string{"config", "installed", "mcp"} {
+			if c := doctorCheck(t, d, h, "user", check); c.Status != "ok" {
+				t.Errorf("%s %s: %+v", h, check, c)
+			}
+		}
+	}
+	if c := doctorCheck(t, d, "claude", "user", "hooks"); c.Status != "ok" {
+		t.Errorf("claude hooks: %+v", c)
+	}
+	untrusted := doctorCheck(t, d, "codex", "user", "hooks")
+	if untrusted.Status != "fail" || !strings.Contains(untrusted.Detail, "not trusted") || !strings.Contains(untrusted.Fix, "Trust all") {
+		t.Errorf("codex hooks right after install: %+v, want fail: not trusted", untrusted)
+	}
+	if code != 1 || d.OK {
+		t.Errorf("doctor with untrusted Codex hooks: exit %d ok %v, want 1 false", code, d.OK)
+	}
+
+	w.TrustCodexHooks(dir, func(cmd string) bool { return strings.Contains(cmd, binDir) && strings.Contains(cmd, " hook codex ") })
+	d, code = doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "codex", "user", "hooks"); c.Status != "ok" || !strings.Contains(c.Detail, "trusted") {
+		t.Errorf("codex hooks once trusted: %+v", c)
+	}
+	if code != 0 || !d.OK {
+		t.Errorf("doctor with everything installed and trusted: exit %d ok %v: %+v", code, d.OK, d.Checks)
+	}
+
+	settings := filepath.Join(w.Home, ".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"hooks": {"Stop": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(w.Home, ".codex", "config.toml")
+	toml, err := os.ReadFile(cfg)
+	if err != nil || !strings.Contains(string(toml), "hooks = true") {
+		t.Fatalf("codex config: %v\n%s", err, toml)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(toml), "hooks = true", "hooks = false", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, code = doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "claude", "user", "config"); c.Status != "fail" || !strings.Contains(c.Detail, settings) {
+		t.Errorf("claude config with malformed settings.json: %+v", c)
+	}
+	if c := doctorCheck(t, d, "codex", "user", "hooks"); c.Status != "fail" || !strings.Contains(c.Detail, "hooks feature off") {
+		t.Errorf("codex hooks with the feature off: %+v", c)
+	}
+	if c := doctorCheck(t, d, "claude", "", "version"); c.Status != "ok" {
+		t.Errorf("claude version with broken settings: %+v", c)
+	}
+	if code != 1 || d.OK {
+		t.Errorf("doctor with broken settings: exit %d ok %v, want 1 false", code, d.OK)
+	}
+}
