@@ -52,7 +52,7 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 		}
 		switch {
 		case n == 0:
-			return Fail, "hooks enabled, but Codex lists no intercom hook", f.fix
+			return Fail, "hooks enabled, but Codex lists no intercom hook from " + in.HooksFile + " (a project's .codex/ is read only in a trusted project)", f.fix
 		case len(untrusted) > 0:
 			return Fail, fmt.Sprintf("%d of %d intercom hooks not trusted (Codex skips them silently): %s", len(untrusted), n, strings.Join(untrusted, ", ")),
 				`start codex and choose "Trust all and continue" at "Hooks need review" (or review them with /hooks)`
@@ -62,16 +62,19 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 	return f, in.HooksExists || in.MCPExists
 }}
 
-// inScope are the hooks Codex read from hooksFile (its keys are
-// "FILE:event:group:index"), or all of them when no key says so.
+// inScope are the hooks Codex read from hooksFile: its keys are
+// "FILE:event:group:index"; when they name no file (another Codex
+// version), all of them.
 func inScope(hooks []codexHook, hooksFile string) []codexHook {
 	var out []codexHook
+	named := false
 	for _, h := range hooks {
+		named = named || strings.HasPrefix(h.Key, "/")
 		if strings.HasPrefix(h.Key, hooksFile+":") {
 			out = append(out, h)
 		}
 	}
-	if len(out) == 0 {
+	if !named {
 		return hooks
 	}
 	return out
