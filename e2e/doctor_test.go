@@ -41,13 +41,11 @@ func doctorJSON(t *testing.T, h *H, args ...string) (schema.Doctor, int) {
 
 func doctorRow(t *testing.T, d schema.Doctor, harness, scope, check string) schema.DoctorCheck {
 	t.Helper()
-	for _, c := range d.Checks {
-		if c.Harness == harness && c.Scope == scope && c.Check == check {
-			return c
-		}
+	c, ok := d.Find(harness, scope, check)
+	if !ok {
+		t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
 	}
-	t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
-	return schema.DoctorCheck{}
+	return c
 }
 
 func TestDoctorHealthyInstall(t *testing.T) {

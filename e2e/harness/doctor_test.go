@@ -27,13 +27,11 @@ func doctorRun(t *testing.T, w *World, dir string) (schema.Doctor, int) {
 
 func doctorCheck(t *testing.T, d schema.Doctor, harness, scope, check string) schema.DoctorCheck {
 	t.Helper()
-	for _, c := range d.Checks {
-		if c.Harness == harness && c.Scope == scope && c.Check == check {
-			return c
-		}
+	c, ok := d.Find(harness, scope, check)
+	if !ok {
+		t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
 	}
-	t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
-	return schema.DoctorCheck{}
+	return c
 }
 
 // intercom doctor against the real binaries: their versions; Codex's own

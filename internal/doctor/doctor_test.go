@@ -127,15 +127,13 @@ func (m *machine) run(harnesses ...string) schema.Doctor {
 }
 
 // row is the check of harness in scope, or fails the test.
-func row(t *testing.T, r schema.Doctor, harness, scope, check string) schema.DoctorCheck {
+func row(t *testing.T, d schema.Doctor, harness, scope, check string) schema.DoctorCheck {
 	t.Helper()
-	for _, c := range r.Checks {
-		if c.Harness == harness && c.Scope == scope && c.Check == check {
-			return c
-		}
+	c, ok := d.Find(harness, scope, check)
+	if !ok {
+		t.Fatalf("no %s %s %s row: %+v", harness, scope, check, d.Checks)
 	}
-	t.Fatalf("no %s %s %s row in %+v", harness, scope, check, r.Checks)
-	return schema.DoctorCheck{}
+	return c
 }
 
 func TestHealthyInstallsAreOK(t *testing.T) {

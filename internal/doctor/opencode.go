@@ -62,33 +62,16 @@ func opencodeIntercom(dirs []string, docs map[string]map[string]any) intercomEnt
 	for _, doc := range docs {
 		servers, _ := doc["mcp"].(map[string]any)
 		if m, ok := servers["intercom"].(map[string]any); ok {
-			argv := stringList(m["command"])
-			s := &install.MCPServer{Env: map[string]string{}}
+			argv, _ := m["command"].([]any)
+			entry := map[string]any{"env": m["environment"]}
 			if len(argv) > 0 {
-				s.Command, s.Args = argv[0], argv[1:]
+				entry["command"], entry["args"] = argv[0], argv[1:]
 			}
-			env, _ := m["environment"].(map[string]any)
-			for k, v := range env {
-				if str, ok := v.(string); ok {
-					s.Env[k] = str
-				}
-			}
-			e.mcp = s
+			e.mcp = install.DecodeMCPServer(entry)
 		}
 		e.present = e.present || mentionsIntercom(doc["plugin"])
 	}
 	_, plugin := opencodePlugin(dirs)
 	e.present = e.present || plugin || e.mcp != nil
 	return e
-}
-
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	var out []string
-	for _, x := range list {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

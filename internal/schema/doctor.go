@@ -18,3 +18,13 @@ type Doctor struct {
 	OK     bool          `json:"ok"`
 	Checks []DoctorCheck `json:"checks"`
 }
+
+// Find returns the check of harness in scope ("" for a harness-wide row).
+func (d Doctor) Find(harness, scope, check string) (DoctorCheck, bool) {
+	for _, c := range d.Checks {
+		if c.Harness == harness && c.Scope == scope && c.Check == check {
+			return c, true
+		}
+	}
+	return DoctorCheck{}, false
+}
