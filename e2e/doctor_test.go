@@ -154,4 +154,11 @@ func TestDoctorBrokenInstall(t *testing.T) {
 	if !failRow || !fixLine {
 		t.Errorf("human output has no claude config fail row with a fix line:\n%s", r.Stdout)
 	}
+	// intercom's own config.json, which every other command refuses, is a
+	// failed check of doctor's.
+	h.WriteConfig(`{"idleExitMs": -1}`)
+	d, code = doctorJSON(t, h, "codex")
+	if c := doctorRow(t, d, "intercom", "", "config"); code != 1 || c.Status != "fail" || !strings.Contains(c.Detail, "idleExitMs") {
+		t.Errorf("doctor with an invalid config.json: exit %d, %+v", code, c)
+	}
 }

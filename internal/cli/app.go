@@ -72,6 +72,9 @@ type env struct {
 	g      *Globals
 	cfg    config.Config
 	log    *slog.Logger
+	// configErr is why config.json could not be loaded (only doctor runs
+	// despite it).
+	configErr error
 }
 
 // description is the root --help text.
@@ -94,6 +97,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		if err := e.loadConfig(); err != nil {
+			if strings.HasPrefix(kctx.Command(), "doctor") { // doctor reports it as a check
+				e.configErr = err
+				return e.report(kctx.Run(e))
+			}
 			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
 				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
 				return 0

@@ -52,7 +52,7 @@ func (d *DoctorCmd) Run(e *env) error {
 	}
 	report := doctor.Run(e.ctx, doctor.Options{
 		Home: home, Dir: dir, Env: os.Environ(), IntercomHome: e.g.Home, Socket: e.g.Socket,
-		Version: buildinfo.Version(), Timeout: d.Timeout, Harnesses: d.Harness,
+		Version: buildinfo.Version(), Timeout: d.Timeout, Harnesses: d.Harness, ConfigErr: e.configErr,
 	})
 	if e.g.JSON {
 		if err := e.printJSON(report); err != nil {

@@ -45,6 +45,9 @@ type Options struct {
 	Timeout              time.Duration // for each program doctor runs (default 15 s)
 	// Harnesses limits the check to these (install's names); empty: all.
 	Harnesses []string
+	// ConfigErr is why intercom's own config.json did not load, if it did
+	// not: reported as a failed check.
+	ConfigErr error
 }
 
 // harness is one agent harness doctor knows; each lives in its own file.
@@ -90,6 +93,10 @@ func Run(ctx context.Context, o Options) schema.Doctor {
 	}
 	r := &runner{o: &o}
 	var checks []schema.DoctorCheck
+	if o.ConfigErr != nil {
+		checks = append(checks, schema.DoctorCheck{Harness: "intercom", Check: "config", Status: Fail, Detail: o.ConfigErr.Error(),
+			Fix: "correct intercom's config.json (docs/operations.md lists its keys); every intercom command refuses it until then"})
+	}
 	if len(o.Harnesses) == 0 {
 		checks = append(checks, brokerCheck(ctx, &o))
 	}

@@ -3,7 +3,7 @@ package schema
 // DoctorCheck is one row of doctor --json: one check of one harness (or of
 // the broker) in one settings scope.
 type DoctorCheck struct {
-	Harness string `json:"harness"`         // claude, codex, gemini, pi, opencode, or broker
+	Harness string `json:"harness"`         // claude, codex, gemini, pi, opencode; broker; intercom (its own config)
 	Scope   string `json:"scope,omitempty"` // user or project: the settings checked
 	Check   string `json:"check"`           // found, version, config, installed, hooks, mcp, broker
 	Status  string `json:"status"`          // ok, warn, fail, or none (not found, not installed, not checked)
