@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,5 +103,37 @@ func TestDoctorRealHarnesses(t *testing.T) {
 	}
 	if code != 1 || d.OK {
 		t.Errorf("doctor with broken settings: exit %d ok %v, want 1 false", code, d.OK)
+	}
+}
+
+// A project install is read by Codex only in a trusted project: doctor
+// says so from Codex's own hook list, then, once the project is trusted,
+// that the hooks themselves still need trust.
+func TestDoctorCodexProjectTrust(t *testing.T) {
+	w := NewWorld(t)
+	dir := w.Project("app")
+	if r := w.Intercom(dir, nil, "install", "codex", "--project"); r.Code != 0 {
+		t.Fatalf("install codex --project: exit %d %s", r.Code, r.Stderr)
+	}
+	d, code := doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "codex", "project", "hooks"); c.Status != "fail" || !strings.Contains(c.Detail, "trusted project") || !strings.Contains(c.Fix, dir) {
+		t.Errorf("codex project hooks in an untrusted project: %+v", c)
+	}
+	if code != 1 {
+		t.Errorf("doctor exit %d, want 1", code)
+	}
+	cfg := filepath.Join(w.Home, ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[projects."+strconv.Quote(dir)+"]\ntrust_level = \"trusted\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "codex", "project", "hooks"); c.Status != "fail" || !strings.Contains(c.Detail, "4 of 4 intercom hooks not trusted") {
+		t.Errorf("codex project hooks in a trusted project: %+v", c)
+	}
+	if c := doctorCheck(t, d, "codex", "project", "mcp"); c.Status != "ok" {
+		t.Errorf("codex project mcp: %+v", c)
 	}
 }

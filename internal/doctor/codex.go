@@ -51,8 +51,11 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 			}
 		}
 		switch {
+		case n == 0 && project:
+			return Fail, "Codex lists no intercom hook from " + in.HooksFile + ": it reads a project's .codex/ only in a trusted project",
+				`trust the project: start codex in ` + o.Dir + ` and accept it, or add [projects."` + o.Dir + `"] trust_level = "trusted" to ~/.codex/config.toml`
 		case n == 0:
-			return Fail, "hooks enabled, but Codex lists no intercom hook from " + in.HooksFile + " (a project's .codex/ is read only in a trusted project)", f.fix
+			return Fail, "hooks enabled, but Codex lists no intercom hook from " + in.HooksFile, f.fix
 		case len(untrusted) > 0:
 			return Fail, fmt.Sprintf("%d of %d intercom hooks not trusted (Codex skips them silently): %s", len(untrusted), n, strings.Join(untrusted, ", ")),
 				`start codex and choose "Trust all and continue" at "Hooks need review" (or review them with /hooks)`
