@@ -62,15 +62,6 @@ type harness struct {
 // harnesses are checked in this order.
 var harnesses = []harness{claude, codex, gemini, pi, opencode}
 
-// Names lists the harnesses doctor knows, in order.
-func Names() []string {
-	out := make([]string, len(harnesses))
-	for i, h := range harnesses {
-		out[i] = h.name
-	}
-	return out
-}
-
 // finding is what one scope's settings say.
 type finding struct {
 	files   []string // settings files read (those that exist)

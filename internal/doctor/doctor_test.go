@@ -16,13 +16,16 @@ import (
 )
 
 // roleEnv makes the test binary act as a program doctor starts: "mcp" an
-// MCP stdio server with the tool intercom, "mcp-other" one without it.
+// MCP stdio server with the tool intercom, "mcp-other" one without it,
+// "codex-app-server" Codex's app-server (codex_test.go).
 const roleEnv = "DOCTOR_TEST_ROLE"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "mcp", "mcp-other":
 		os.Exit(serveMCP(os.Getenv(roleEnv) == "mcp"))
+	case "codex-app-server":
+		os.Exit(serveCodexAppServer())
 	}
 	os.Exit(m.Run())
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 )
@@ -97,10 +96,4 @@ func stripJSONC(data []byte) []byte {
 		}
 	}
 	return out
-}
-
-// exists reports whether path exists.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
