@@ -1,13 +1,12 @@
 package doctor
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
+	"time"
 
+	"github.com/intercom-dev/intercom/internal/codexapp"
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
@@ -68,8 +67,8 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 // inScope are the hooks Codex read from hooksFile: its keys are
 // "FILE:event:group:index"; when they name no file (another Codex
 // version), all of them.
-func inScope(hooks []codexHook, hooksFile string) []codexHook {
-	var out []codexHook
+func inScope(hooks []codexapp.Hook, hooksFile string) []codexapp.Hook {
+	var out []codexapp.Hook
 	named := false
 	for _, h := range hooks {
 		named = named || strings.HasPrefix(h.Key, "/")
@@ -83,87 +82,30 @@ func inScope(hooks []codexHook, hooksFile string) []codexHook {
 	return out
 }
 
-// codexHook is one hook as `codex app-server`'s hooks/list reports it.
-type codexHook struct {
-	Key         string `json:"key"`
-	Command     string `json:"command"`
-	EventName   string `json:"eventName"`
-	TrustStatus string `json:"trustStatus"` // trusted, untrusted, modified, ...
-}
-
 // codexHookTrust asks Codex which hooks it would run in the project
-// directory (or home) and their trust, through `codex app-server` (JSON-RPC
-// lines on stdio: initialize, initialized, hooks/list), the API of Codex's
-// own /hooks screen.
-func (r *runner) codexHookTrust(ctx context.Context, bin string) ([]codexHook, error) {
+// directory (or home) and their trust, through `codex app-server` (the API
+// of Codex's own /hooks screen).
+func (r *runner) codexHookTrust(ctx context.Context, bin string) ([]codexapp.Hook, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
-	c := r.command(ctx, bin, []string{"app-server"}, nil)
-	in, err := c.StdinPipe()
+	s, err := codexapp.Start(r.command(ctx, bin, []string{"app-server"}, nil), "intercom-doctor", r.o.Version)
 	if err != nil {
-		return nil, err
+		return nil, timedOut(ctx, err, r.o.Timeout)
 	}
-	out, err := c.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	var stderr tailBuffer
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = in.Close(); cancel(); _ = c.Wait() }()
-	lines := bufio.NewScanner(out)
-	lines.Buffer(make([]byte, 0, 1<<16), 16<<20)
-	send := func(msg map[string]any) error {
-		data, _ := json.Marshal(msg)
-		_, err := in.Write(append(data, '\n'))
-		return err
-	}
-	call := func(id int, method string, params any) (json.RawMessage, error) {
-		if err := send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
-			return nil, err
-		}
-		for lines.Scan() {
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Result json.RawMessage `json:"result"`
-				Error  json.RawMessage `json:"error"`
-			}
-			if json.Unmarshal(lines.Bytes(), &msg) != nil || string(msg.ID) != strconv.Itoa(id) {
-				continue // a notification
-			}
-			if len(msg.Error) > 0 {
-				return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error)
-			}
-			return msg.Result, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("codex app-server %s: no answer in %s", method, r.o.Timeout)
-		}
-		return nil, fmt.Errorf("codex app-server %s: no answer (%s)", method, stderr.lastLine())
-	}
-	if _, err := call(1, "initialize", map[string]any{"clientInfo": map[string]any{"name": "intercom-doctor", "version": r.o.Version}}); err != nil {
-		return nil, err
-	}
-	if err := send(map[string]any{"method": "initialized"}); err != nil {
-		return nil, err
-	}
+	defer func() { _ = s.Close() }()
+	defer cancel() // first: stop it rather than wait for it to see EOF
 	dir := r.o.Dir
 	if dir == "" {
 		dir = r.o.Home
 	}
-	raw, err := call(2, "hooks/list", map[string]any{"cwds": []string{dir}})
-	if err != nil {
-		return nil, err
+	hooks, err := s.Hooks(dir)
+	return hooks, timedOut(ctx, err, r.o.Timeout)
+}
+
+// timedOut says so when ctx ended err.
+func timedOut(ctx context.Context, err error, after time.Duration) error {
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("no answer in %s", after)
 	}
-	var res struct {
-		Data []struct {
-			Hooks []codexHook `json:"hooks"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res.Data) == 0 {
-		return nil, fmt.Errorf("codex app-server hooks/list: unexpected answer %.200s", raw)
-	}
-	return res.Data[0].Hooks, nil
+	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/intercom-dev/intercom/internal/codexapp"
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
@@ -23,7 +24,7 @@ type runner struct {
 	o *Options
 
 	trustOnce sync.Once // Codex's hook trust is asked once for all scopes
-	trust     []codexHook
+	trust     []codexapp.Hook
 	trustErr  error
 }
 
