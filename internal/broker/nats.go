@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/buildinfo"
-	"github.com/intercom-dev/intercom/internal/natslog"
 	"sync"
 	"time"
 
@@ -14,6 +12,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/intercom-dev/intercom/internal/buildinfo"
+	"github.com/intercom-dev/intercom/internal/natslog"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
