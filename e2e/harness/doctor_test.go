@@ -5,10 +5,12 @@ package harness
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/schema"
 )
@@ -135,5 +137,49 @@ func TestDoctorCodexProjectTrust(t *testing.T) {
 	}
 	if c := doctorCheck(t, d, "codex", "project", "mcp"); c.Status != "ok" {
 		t.Errorf("codex project mcp: %+v", c)
+	}
+}
+
+// Claude Code starts a project's .mcp.json server only once approved;
+// doctor's mcp row says so (from `claude mcp list`): pending, then
+// connected once the user's settings approve it.
+func TestDoctorClaudeProjectApproval(t *testing.T) {
+	w := NewWorld(t)
+	dir := w.Project("app")
+	if r := w.Intercom(dir, nil, "install", "claude", "--project"); r.Code != 0 {
+		t.Fatalf("install claude --project: exit %d %s", r.Code, r.Stderr)
+	}
+	mcpList := func() string {
+		t.Helper()
+		ctx, cancel := withTimeout(2 * time.Minute)
+		defer cancel()
+		c := exec.CommandContext(ctx, claudeBin, "mcp", "list")
+		c.Env = append(append([]string(nil), w.Env...), "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+		c.Dir = dir
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude mcp list: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	d, _ := doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "claude", "project", "mcp"); c.Status != "warn" || !strings.Contains(c.Detail, "not approved") {
+		t.Errorf("doctor on a pending project server: %+v", c)
+	}
+	if out := mcpList(); !strings.Contains(out, "Pending approval") {
+		t.Errorf("claude mcp list does not agree it is pending:\n%s", out)
+	}
+	if err := os.MkdirAll(filepath.Join(w.Home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Home, ".claude", "settings.json"), []byte(`{"enabledMcpjsonServers": ["intercom"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = doctorRun(t, w, dir)
+	if c := doctorCheck(t, d, "claude", "project", "mcp"); c.Status != "ok" {
+		t.Errorf("doctor on an approved project server: %+v", c)
+	}
+	if out := mcpList(); !strings.Contains(out, "Connected") {
+		t.Errorf("claude mcp list does not agree it is approved and answers:\n%s", out)
 	}
 }

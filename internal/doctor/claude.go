@@ -25,8 +25,42 @@ var claude = harness{name: "claude", binary: "claude", inspect: func(o *Options,
 		}
 		return OK, fmt.Sprintf("%s and the asyncRewake Stop hook, enabled", strings.Join(installedEvents(in), ", ")), ""
 	}
+	if project {
+		f.mcpApproval = claudeMCPApproval
+	}
 	return f, in.HooksExists || in.MCPExists
 }}
+
+// claudeMCPApproval asks Claude Code whether it starts the project's
+// .mcp.json server intercom: `claude mcp list` in the project says
+// "Pending approval" until the user approved it (Claude Code's own rule
+// weighs the project's trust, its settings files and the git checkout).
+// Without claude on PATH, or without an intercom line, it is not checked.
+func claudeMCPApproval(ctx context.Context, r *runner) (status, detail, fix string) {
+	bin := r.lookPath("claude")
+	if bin == "" {
+		return OK, "", ""
+	}
+	out, err := r.output(ctx, bin, "mcp", "list")
+	if err != nil {
+		return Warn, "approval not checked: " + err.Error(), ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "intercom:") {
+			continue
+		}
+		switch _, state, _ := strings.Cut(line, " - "); {
+		case strings.Contains(state, "Connected"):
+			return OK, "", ""
+		case strings.Contains(state, "Pending approval"):
+			return Warn, "Claude Code has not approved it yet (claude mcp list: Pending approval)",
+				"start claude in " + r.o.Dir + " and approve intercom (see /mcp)"
+		default:
+			return Warn, "claude mcp list says: " + strings.TrimSpace(state), ""
+		}
+	}
+	return OK, "", ""
+}
 
 // installTarget is install's Target for a harness in one scope.
 func installTarget(name string, o *Options, project bool) install.Target {

@@ -74,7 +74,10 @@ type finding struct {
 	// hooks checks whether the installed hooks run (enabled, trusted); nil
 	// when the harness has none to check.
 	hooks func(ctx context.Context, r *runner) (status, detail, fix string)
-	fix   string // the install command for this scope
+	// mcpApproval, when set, says whether the harness will start the MCP
+	// server that answers (Claude Code's approval of a project's server).
+	mcpApproval func(ctx context.Context, r *runner) (status, detail, fix string)
+	fix         string // the install command for this scope
 }
 
 // Run checks the broker and every harness found.
@@ -174,6 +177,11 @@ func scopeRows(ctx context.Context, r *runner, scope string, f finding, row func
 		status, detail, fix := r.probeMCP(ctx, f.mcp)
 		if fix == "" && status != OK {
 			fix = f.fix
+		}
+		if status == OK && f.mcpApproval != nil {
+			if s, d, fx := f.mcpApproval(ctx, r); s != OK {
+				status, detail, fix = s, detail+"; but "+d, fx
+			}
 		}
 		out = append(out, row(scope, "mcp", status, detail, fix, f.mcp.Command))
 	}

@@ -323,3 +323,39 @@ func TestProjectScope(t *testing.T) {
 		t.Errorf("project hooks: %s %q", c.Status, c.Detail)
 	}
 }
+
+// Claude Code starts a project's .mcp.json server only once approved; the
+// mcp row says what Claude Code's own `claude mcp list` says of it.
+func TestClaudeProjectMCPApproval(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, state    string // as claude mcp list prints it
+		status, detail string
+	}{
+		{"pending", "⏸ Pending approval (run `claude` to approve)", Warn, "not approved it yet"},
+		{"connected", "✔ Connected", OK, "tools: intercom"},
+		{"failed", "✘ Failed to connect", Warn, "claude mcp list says: ✘ Failed to connect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t)
+			m.script(filepath.Join(m.bin, "claude"), fmt.Sprintf(`case "$1" in
+--version) echo '9.9.9 (Claude Code)';;
+mcp) printf 'Checking MCP server health…\n\nother: /bin/x - ✔ Connected\nintercom: %s mcp --harness claude - %s\n';;
+esac`, m.intercom, tc.state))
+			plans, err := install.Plans(install.Target{Harness: "claude", Home: m.home, Project: m.dir, Command: m.intercom}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range plans {
+				if _, err := install.Apply(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := row(t, m.run("claude"), "claude", "project", "mcp")
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) {
+				t.Errorf("mcp: %s %q, want %s with %q", c.Status, c.Detail, tc.status, tc.detail)
+			}
+		})
+	}
+}

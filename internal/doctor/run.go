@@ -75,26 +75,38 @@ func (r *runner) command(ctx context.Context, bin string, args []string, extra m
 
 // version runs `bin --version` and returns its first line.
 func (r *runner) version(ctx context.Context, bin string) (string, error) {
+	out, err := r.output(ctx, bin, "--version")
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l, nil
+		}
+	}
+	return "", fmt.Errorf("%s --version printed nothing", bin)
+}
+
+// output runs bin with args (and the timeout) and returns what it printed
+// on stdout, or else on stderr (Codex warns on stderr before its version).
+func (r *runner) output(ctx context.Context, bin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
-	c := r.command(ctx, bin, []string{"--version"}, nil)
+	c := r.command(ctx, bin, args, nil)
 	var out, stderr tailBuffer
 	c.Stdout, c.Stderr = &out, &stderr
 	err := c.Run()
+	what := strings.Join(append([]string{bin}, args...), " ")
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("%s --version: no answer in %s", bin, r.o.Timeout)
+		return "", fmt.Errorf("%s: no answer in %s", what, r.o.Timeout)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %v: %s", bin, err, stderr.lastLine())
+		return "", fmt.Errorf("%s: %v: %s", what, err, stderr.lastLine())
 	}
-	line := out.firstLine() // the version, not warnings on stderr
-	if line == "" {
-		line = stderr.firstLine()
+	if s := out.String(); strings.TrimSpace(s) != "" {
+		return s, nil
 	}
-	if line == "" {
-		return "", fmt.Errorf("%s --version printed nothing", bin)
-	}
-	return line, nil
+	return stderr.String(), nil
 }
 
 // probeMCP starts the MCP server as the harness would (its command, args
@@ -174,15 +186,14 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *tailBuffer) firstLine() string {
+// String is what was kept: all of it, or its first and last 4 KiB.
+func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, l := range bytes.Split(b.head, []byte("\n")) {
-		if s := strings.TrimSpace(string(l)); s != "" {
-			return s
-		}
+	if len(b.head) < tailKeep {
+		return string(b.head)
 	}
-	return ""
+	return string(b.head) + "\n…\n" + string(b.tail)
 }
 
 func (b *tailBuffer) lastLine() string {
