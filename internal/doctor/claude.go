@@ -16,8 +16,6 @@ var claude = harness{name: "claude", binary: "claude", inspect: func(o *Options,
 	f := installedFinding("claude", in, project)
 	f.hooks = func(context.Context, *runner) (string, string, string) {
 		switch {
-		case in.HooksErr != nil:
-			return Fail, "hooks file unreadable", ""
 		case in.HooksDisabled:
 			return Fail, "disableAllHooks is true in " + in.HooksFile + ": Claude Code runs no hooks", "remove disableAllHooks from " + in.HooksFile
 		case len(in.MissingHooks()) > 0 || !in.Rewake:
@@ -49,14 +47,14 @@ func claudeMCPApproval(ctx context.Context, r *runner) (status, detail, fix stri
 		if !strings.HasPrefix(line, "intercom:") {
 			continue
 		}
-		switch _, state, _ := strings.Cut(line, " - "); {
+		switch state := line[strings.LastIndex(line, " - ")+1:]; {
 		case strings.Contains(state, "Connected"):
 			return OK, "", ""
 		case strings.Contains(state, "Pending approval"):
 			return Warn, "Claude Code has not approved it yet (claude mcp list: Pending approval)",
 				"start claude in " + r.o.Dir + " and approve intercom (see /mcp)"
 		default:
-			return Warn, "claude mcp list says: " + strings.TrimSpace(state), ""
+			return Warn, "claude mcp list says: " + strings.TrimSpace(strings.TrimPrefix(state, "-")), ""
 		}
 	}
 	return OK, "", ""

@@ -20,8 +20,6 @@ var codex = harness{name: "codex", binary: "codex", inspect: func(o *Options, pr
 	f := installedFinding("codex", in, project)
 	f.hooks = func(ctx context.Context, r *runner) (string, string, string) {
 		switch {
-		case in.MCPErr != nil:
-			return Fail, "config.toml unreadable", ""
 		case in.HooksFeature != nil && !*in.HooksFeature:
 			return Fail, "hooks feature off: [features] hooks = false in " + in.MCPFile + " (Codex runs no hooks)", f.fix + " (sets hooks = true)"
 		case in.HooksFeature == nil && (in.LegacyHooksFeature == nil || !*in.LegacyHooksFeature):

@@ -72,7 +72,8 @@ type finding struct {
 	programs []string
 	mcp      *install.MCPServer // the MCP server entry (nil: none)
 	// hooks checks whether the installed hooks run (enabled, trusted); nil
-	// when the harness has none to check.
+	// when the harness has none to check. It runs only when every file
+	// parsed.
 	hooks func(ctx context.Context, r *runner) (status, detail, fix string)
 	// mcpApproval, when set, says whether the harness will start the MCP
 	// server that answers (Claude Code's approval of a project's server).
