@@ -100,7 +100,13 @@ func (m *machine) write(path, body string) {
 // settings, with command as the intercom binary.
 func (m *machine) install(harness, command string) {
 	m.t.Helper()
-	plans, err := install.Plans(install.Target{Harness: harness, Home: m.home, Command: command}, true)
+	m.installIn(harness, command, "")
+}
+
+// installIn is install in project's settings ("" for the user's).
+func (m *machine) installIn(harness, command, project string) {
+	m.t.Helper()
+	plans, err := install.Plans(install.Target{Harness: harness, Home: m.home, Project: project, Command: command}, true)
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -305,15 +311,7 @@ func TestNotFoundIsNoFailure(t *testing.T) {
 func TestProjectScope(t *testing.T) {
 	t.Parallel()
 	m := newMachine(t, "claude")
-	plans, err := install.Plans(install.Target{Harness: "claude", Home: m.home, Project: m.dir, Command: m.intercom}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plans {
-		if _, err := install.Apply(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m.installIn("claude", m.intercom, m.dir)
 	m.edit(filepath.Join(m.dir, ".mcp.json"), `"intercom": {`, `"intercom": {"env": {"`+roleEnv+`": "mcp-other"},`)
 	r := m.run("claude")
 	if c := row(t, r, "claude", "project", "mcp"); c.Status != Fail || c.Fix != "intercom install claude --project" {
@@ -343,15 +341,7 @@ func TestClaudeProjectMCPApproval(t *testing.T) {
 --version) echo '9.9.9 (Claude Code)';;
 mcp) printf 'Checking MCP server health…\n\nother: /bin/x - ✔ Connected\nintercom: %s mcp --harness claude - %s\n';;
 esac`, m.intercom, tc.state))
-			plans, err := install.Plans(install.Target{Harness: "claude", Home: m.home, Project: m.dir, Command: m.intercom}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range plans {
-				if _, err := install.Apply(p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			m.installIn("claude", m.intercom, m.dir)
 			c := row(t, m.run("claude"), "claude", "project", "mcp")
 			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) {
 				t.Errorf("mcp: %s %q, want %s with %q", c.Status, c.Detail, tc.status, tc.detail)
