@@ -6,6 +6,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,12 +95,12 @@ func TestDoctorBrokenInstall(t *testing.T) {
 	if err := os.MkdirAll(moved, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(binDir, "intercom"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(moved, "intercom"), data, 0o755); err != nil {
-		t.Fatal(err)
+	// A link, or a copy made by cp: a binary this process wrote could be
+	// "text file busy" when run (a parallel test's fork inherits the fd).
+	if err := os.Link(filepath.Join(binDir, "intercom"), filepath.Join(moved, "intercom")); err != nil {
+		if out, err := exec.Command("cp", filepath.Join(binDir, "intercom"), moved).CombinedOutput(); err != nil {
+			t.Fatalf("cp intercom: %v %s", err, out)
+		}
 	}
 	c := h.cmd(t.Context(), "intercom", "install", "claude")
 	c.Path = filepath.Join(moved, "intercom")

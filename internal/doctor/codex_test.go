@@ -88,9 +88,10 @@ DOCTOR_TEST_TRUST=%s %s=codex-app-server exec '%s' "$@"`, tc.trust, roleEnv, exe
 }
 
 // The broker row: not running is no failure (doctor does not start one);
-// a running broker answers with its version.
+// a running broker answers with its version. Not parallel: the in-process
+// broker narrows the process's umask while it binds its socket, which
+// would change the mode of files other tests write meanwhile.
 func TestBrokerCheck(t *testing.T) {
-	t.Parallel()
 	o := &Options{IntercomHome: filepath.Join(t.TempDir(), "none"), Version: buildinfo.Version(), Timeout: 10 * time.Second}
 	if c := brokerCheck(t.Context(), o); c.Status != None || !strings.Contains(c.Detail, "not running") {
 		t.Errorf("no broker: %+v", c)
