@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/natslog"
 	"sync"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/intercom-dev/intercom/internal/buildinfo"
+	"github.com/intercom-dev/intercom/internal/natslog"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -173,7 +174,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjRegister, b.register),
 		handle(b, wire.SubjUnreg, b.unregister),
 		handle(b, wire.SubjState, b.setState),
-		handle(b, wire.SubjPing, func(struct{}) (*wire.Empty, error) { return &wire.Empty{}, nil }),
+		handle(b, wire.SubjPing, func(struct{}) (*wire.Pong, error) { return &wire.Pong{Version: buildinfo.Version()}, nil }),
 		handle(b, wire.SubjStats, b.stats),
 		handle(b, wire.SubjPending, b.pending),
 		handle(b, wire.SubjInbox, b.inbox),

@@ -47,6 +47,7 @@ type CLI struct {
 
 	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
+	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
 	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
@@ -71,6 +72,9 @@ type env struct {
 	g      *Globals
 	cfg    config.Config
 	log    *slog.Logger
+	// configErr is why config.json could not be loaded (only doctor runs
+	// despite it).
+	configErr error
 }
 
 // description is the root --help text.
@@ -93,6 +97,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		if err := e.loadConfig(); err != nil {
+			if strings.HasPrefix(kctx.Command(), "doctor") { // doctor reports it as a check
+				e.configErr = err
+				return e.report(kctx.Run(e))
+			}
 			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
 				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
 				return 0

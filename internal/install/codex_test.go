@@ -165,3 +165,13 @@ func TestCodexConfigRefusesWhatItCannotEdit(t *testing.T) {
 		}
 	}
 }
+
+// HookBinary takes back what hookCommand wrote, whatever the path holds.
+func TestHookBinaryUndoesQuote(t *testing.T) {
+	for _, bin := range []string{"/usr/bin/intercom", "/opt/inter com/intercom", "/it's/in'ter com", `/a"b/intercom`} {
+		tg := Target{Harness: "claude", Command: bin}
+		if got := HookBinary(tg.hookCommand("Stop")); got != bin {
+			t.Errorf("HookBinary(%q) = %q, want %q", tg.hookCommand("Stop"), got, bin)
+		}
+	}
+}

@@ -44,6 +44,7 @@ var Outputs = []Output{
 	out[Forgot]("intercom-forget", "intercom forget --json"),
 	out[wire.Trace]("intercom-trace", "intercom trace --json"),
 	out[Install]("intercom-install", "intercom install --json, intercom uninstall --json"),
+	out[Doctor]("intercom-doctor", "intercom doctor --json"),
 	out[wire.SubscribeReply]("intercom-subscribe", "intercom subscribe --json"),
 	out[Unsubscribed]("intercom-unsubscribe", "intercom unsubscribe --json"),
 	out[wire.PublishReply]("intercom-publish", "intercom publish --json"),

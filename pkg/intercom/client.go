@@ -254,8 +254,18 @@ func callDecoding[Res any](ctx context.Context, c *Client, subj string, req any,
 
 // Ping checks that the broker answers.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := call[wire.Empty](ctx, c, wire.SubjPing, struct{}{})
+	_, err := c.BrokerVersion(ctx)
 	return err
+}
+
+// BrokerVersion asks the broker which build it runs ("" for a broker that
+// predates the answer).
+func (c *Client) BrokerVersion(ctx context.Context) (string, error) {
+	p, err := call[wire.Pong](ctx, c, wire.SubjPing, struct{}{})
+	if err != nil {
+		return "", err
+	}
+	return p.Version, nil
 }
 
 // ListOptions select presence rows.

@@ -272,6 +272,12 @@ type PendingReply struct {
 // Empty is the reply of requests with no result.
 type Empty struct{}
 
+// Pong answers SubjPing. Version is the broker's build (buildinfo); a
+// broker older than this field answers {} (Version "").
+type Pong struct {
+	Version string `json:"version,omitempty"`
+}
+
 // Error codes returned by the broker.
 const (
 	CodeBadRequest  = "bad_request"
