@@ -86,7 +86,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		kong.Writers(stdout, stderr),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int {
-		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin, g: &c.Globals}
+		out := stdout
+		if !streaming[strings.Fields(kctx.Command())[0]] {
+			o := kongrun.NewOutput(stdout)
+			defer o.Flush()
+			out = o
+		}
+		e := &env{ctx: ctx, stdout: out, stderr: stderr, stdin: stdin, g: &c.Globals}
 		level := slog.LevelWarn
 		if c.Verbose {
 			level = slog.LevelDebug
@@ -103,6 +109,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return e.report(kctx.Run(e))
 	})
 }
+
+// streaming names the commands that print as they go (events, a protocol,
+// a screen); every other command's output is written at once when it ends
+// (kongrun.Output).
+var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true}
 
 // hookLike reports whether the command runs as a harness hook.
 func hookLike(command string, c *CLI) bool {
