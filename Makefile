@@ -56,10 +56,10 @@ cover: ## make test with coverage: unit tests and the -cover e2e binaries write 
 	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
 
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
-	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
-	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).
