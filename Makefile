@@ -42,8 +42,8 @@ test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against
 schemas: ## Regenerate docs/schemas/*.json and the reference in docs/json.md from the Go types (internal/schema).
 	$(GO) test ./internal/schema -run 'TestSchemasAreCurrent|TestJSONDocIsCurrent' -count=1 -update
 
-test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs), then the soak again built without -race (its RSS check).
-	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
+test-fault: ## Crash-consistency fault test, the hook storm and the partition test, long variants (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs), then the soak again built without -race (its RSS check).
+	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run 'TestFault|TestHookStorm|TestPartition' -count=1 -timeout 30m ./e2e/
 	E2E_NORACE=1 FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -run 'TestFaultLoadAndLeaks$$' -count=1 -timeout 10m ./e2e/
 
 COVERDIR ?= $(CURDIR)/coverage

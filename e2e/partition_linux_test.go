@@ -6,7 +6,9 @@ package e2e
 // stop) and restored while a sender keeps sending across it. Every accepted
 // message arrives exactly once and in order after the network heals; an ask
 // across the cut ends with an error line in bounded time; presence shows
-// the cut host's session as disconnected, never as gone. Needs root and
+// the cut host's session as disconnected, never as gone; the joiner killed
+// (-9) during a cut and started again loses nothing. FAULT_LONG=1 (make
+// test-fault) flaps the link 40 times instead of 5. Needs root and
 // `ip netns` (skipped otherwise, saying why). Loss and delay (tc netem) are
 // not covered: the kernel here has no sch_netem (nor iptables).
 
@@ -152,7 +154,11 @@ func TestPartitionBridgeLink(t *testing.T) {
 	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected after the heal")
 
 	// 2. A flapping link: short cuts, shorter than the bridge notices.
-	for range 5 {
+	flaps := 5
+	if os.Getenv("FAULT_LONG") != "" && os.Getenv("FAULT_SHORT") == "" {
+		flaps = 40
+	}
+	for range flaps {
 		setLink("down")
 		time.Sleep(300 * time.Millisecond) // the shape of the flap, not a wait for an event
 		setLink("up")
@@ -160,6 +166,19 @@ func TestPartitionBridgeLink(t *testing.T) {
 	}
 	n = sentSoFar()
 	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends after the flapping")
+
+	// 3. kill -9 of the joiner during a cut, a new one after the heal.
+	setLink("down")
+	join.Kill()
+	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == false }, "b1@beta disconnected after its bridge died")
+	n = sentSoFar()
+	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends while beta's bridge is dead")
+	setLink("up")
+	join = inNetns(B, nsB, "intercom-bridge", append([]string{"--json", "join", addr}, brgMat(certs, "beta", "alpha").args()...)...)
+	brgRaceCheck(t, join)
+	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected through the new joiner")
+	n = sentSoFar()
+	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends after the new joiner")
 	close(stop)
 	AwaitGroup(t, &wg, 60*time.Second, "the sender to stop")
 
@@ -178,5 +197,5 @@ func TestPartitionBridgeLink(t *testing.T) {
 		i++
 	}
 	brgMarker(t, A, "a1", "b1@beta", b1)
-	t.Logf("%d messages accepted across a noticed cut and 5 flaps, each delivered once in order (%d sends failed)", len(want), len(failed))
+	t.Logf("%d messages accepted across a noticed cut, %d flaps and a killed joiner, each delivered once in order (%d sends failed)", len(want), flaps, len(failed))
 }
