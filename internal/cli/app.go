@@ -140,10 +140,13 @@ func hookArgs(args []string, c *CLI) bool {
 	return true
 }
 
-// streaming names the commands that print as they go (events, a protocol,
-// a screen); every other command's output is written at once when it ends
+// streaming names the commands that write to stdout as they go: they print
+// events, a protocol or a screen (attach, mcp, ui, hold), or acknowledge
+// messages only once the write that hands them over has succeeded (hook,
+// wait, inbox: held back until exit, that write could fail after the ack).
+// Every other command's output is written at once when it ends
 // (kongrun.Output).
-var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true}
+var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true}
 
 // hookLike reports whether the command runs as a harness hook.
 func hookLike(command string, c *CLI) bool {

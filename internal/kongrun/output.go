@@ -14,7 +14,9 @@ import (
 // with status 141, so the pipeline fails although the state was right (the
 // cause of make demo's "tab-4 not released"). One write of output the pipe
 // can hold completes before the reader has read anything, so it cannot
-// meet a closed pipe. Commands that stream (attach, mcp, ui) do not use it.
+// meet a closed pipe. Commands that stream (attach, mcp, ui), or that
+// acknowledge what they printed once it is written (hook, wait, inbox), do
+// not use it.
 type Output struct {
 	mu  sync.Mutex
 	w   io.Writer
