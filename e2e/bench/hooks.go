@@ -130,6 +130,9 @@ func benchHooks(ctx context.Context, h *harness, cfg config, r *Results) error {
 		return err
 	}
 	defer b.Stop()
+	// Before the broker: the agents' holders end with their harness, and a
+	// holder left without a broker would start another one.
+	defer endHolders(h, b)
 	one, err := newHookAgent(ctx, h, b, 0)
 	if err != nil {
 		return err
@@ -293,4 +296,42 @@ func hookStorm(ctx context.Context, h *harness, cfg config, r *Results, b *broke
 		return fmt.Errorf("storm: %d messages lost, %d delivered more than once, of %d", lost, dup, sent)
 	}
 	return nil
+}
+
+// endHolders ends the stand-in harnesses of this scenario and waits (up to
+// 15 s) for the session holders their SessionStart hooks started to exit.
+func endHolders(h *harness, b *broker) {
+	h.mu.Lock()
+	var stands []*proc
+	for _, p := range h.procs {
+		if strings.HasPrefix(p.name, "harness-") {
+			stands = append(stands, p)
+		}
+	}
+	h.mu.Unlock()
+	for _, p := range stands {
+		h.stop(p, time.Second)
+	}
+	marker := "INTERCOM_HOME=" + b.layout.Home + "\x00"
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if !holdersLeft(marker) {
+			return
+		}
+	}
+}
+
+// holdersLeft reports whether an `intercom hold` with marker in its
+// environment still runs.
+func holdersLeft(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), "\x00hold\x00") {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && strings.Contains(string(env), marker) {
+			return true
+		}
+	}
+	return false
 }
