@@ -7,7 +7,8 @@ package e2e
 // message arrives exactly once and in order after the network heals; an ask
 // across the cut ends with an error line in bounded time; presence shows
 // the cut host's session as disconnected, never as gone; the joiner killed
-// (-9) during a cut and started again loses nothing. FAULT_LONG=1 (make
+// (-9) during a cut and started again loses nothing, nor does the hub
+// killed (-9) and started again on its address. FAULT_LONG=1 (make
 // test-fault) flaps the link 40 times instead of 5. Needs root and
 // `ip netns` (skipped otherwise, saying why). Loss and delay (tc netem) are
 // not covered: the kernel here has no sch_netem (nor iptables).
@@ -179,6 +180,20 @@ func TestPartitionBridgeLink(t *testing.T) {
 	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected through the new joiner")
 	n = sentSoFar()
 	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends after the new joiner")
+
+	// 4. kill -9 of the hub, a new one on the same address.
+	serve.Kill()
+	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == false }, "b1@beta disconnected after the hub died")
+	n = sentSoFar()
+	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends while the hub is dead")
+	serve = inNetns(A, nsA, "intercom-bridge", append([]string{"--json", "serve", "--listen", addr}, brgMat(certs, "alpha", "beta").args()...)...)
+	brgRaceCheck(t, serve)
+	if ev := serve.Event(brgWait); ev["event"] != "ready" || ev["addr"] != addr {
+		t.Fatalf("hub restarted: first event %v", ev)
+	}
+	brgAwaitRow(t, A, "b1@beta", func(r map[string]any) bool { return r["connected"] == true }, "b1@beta connected through the new hub")
+	n = sentSoFar()
+	Eventually(t, brgWait, func() bool { return sentSoFar() >= n+10 }, "sends after the new hub")
 	close(stop)
 	AwaitGroup(t, &wg, 60*time.Second, "the sender to stop")
 
@@ -197,5 +212,5 @@ func TestPartitionBridgeLink(t *testing.T) {
 		i++
 	}
 	brgMarker(t, A, "a1", "b1@beta", b1)
-	t.Logf("%d messages accepted across a noticed cut, %d flaps and a killed joiner, each delivered once in order (%d sends failed)", len(want), flaps, len(failed))
+	t.Logf("%d messages accepted across a noticed cut, %d flaps, a killed joiner and a killed hub, each delivered once in order (%d sends failed)", len(want), flaps, len(failed))
 }
