@@ -42,8 +42,8 @@ test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against
 schemas: ## Regenerate docs/schemas/*.json and the reference in docs/json.md from the Go types (internal/schema).
 	$(GO) test ./internal/schema -run 'TestSchemasAreCurrent|TestJSONDocIsCurrent' -count=1 -update
 
-test-fault: ## Crash-consistency fault test, long variant (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs), then the soak again built without -race (its RSS check).
-	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run TestFault -count=1 -timeout 30m ./e2e/
+test-fault: ## Crash-consistency fault test, the hook storm and the partition test, long variants (FAULT_LONG=1; FAULT_SHORT=1 for the ~35 s one that make test runs), then the soak again built without -race (its RSS check).
+	FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -race -run 'TestFault|TestHookStorm|TestPartition' -count=1 -timeout 30m ./e2e/
 	E2E_NORACE=1 FAULT_LONG=$${FAULT_LONG:-1} $(GO) test -run 'TestFaultLoadAndLeaks$$' -count=1 -timeout 10m ./e2e/
 
 COVERDIR ?= $(CURDIR)/coverage
@@ -56,10 +56,10 @@ cover: ## make test with coverage: unit tests and the -cover e2e binaries write 
 	./scripts/coverfloors.sh coverage-floors.txt $(COVERDIR)/percent.txt
 
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
-	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
-	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
+	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
 FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target (each func Fuzz* in internal/ and pkg/) for FUZZTIME each (seeds also run in make test).

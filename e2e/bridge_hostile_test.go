@@ -220,19 +220,23 @@ func procRSS(t *testing.T, pid int) int64 {
 // procCPU is the share of one core pid uses over d.
 func procCPU(t *testing.T, pid int, d time.Duration) float64 {
 	t.Helper()
-	ticks := func() int64 {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatalf("read stat of %d: %v", pid, err)
-		}
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		return u + s
-	}
-	start, t0 := ticks(), time.Now()
+	start, t0 := procTicks(t, pid), time.Now()
 	time.Sleep(d)
-	return float64(ticks()-start) / 100 / time.Since(t0).Seconds() // USER_HZ is 100 on Linux
+	return float64(procTicks(t, pid)-start) / 100 / time.Since(t0).Seconds() // USER_HZ is 100 on Linux
+}
+
+// procTicks is the CPU time (user + system) pid used so far, in clock
+// ticks (1/100 s on Linux).
+func procTicks(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("read stat of %d: %v", pid, err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
 }
 
 // diskUsage is the space the files under dir occupy.

@@ -40,6 +40,12 @@ type config struct {
 	BridgeLatencyN int            `json:"bridge_latency_n"`   // serial sends across the hub
 	BridgeFaninPer int            `json:"bridge_fanin_per"`   // messages per sending host, 4 hosts → 1
 	BridgeDepth    int            `json:"bridge_fanin_depth"` // their sends in flight per host
+	HookN          int            `json:"hook_n"`             // serial hooks (and floor runs) timed
+	StormAgents    int            `json:"storm_agents"`       // agents in the hook storm
+	StormEvery     time.Duration  `json:"storm_every_ns"`     // each agent's hook period
+	StormFor       time.Duration  `json:"storm_for_ns"`       // storm length
+	StormMsgsPer   int            `json:"storm_msgs_per"`     // messages sent to each agent during it
+	CLI            string         `json:"-"`                  // intercom binary ("" builds it)
 	Only           []string       `json:"only,omitempty"`     // run only these scenarios
 	Keep           bool           `json:"-"`                  // keep the temporary directory
 	StepTimeout    time.Duration  `json:"step_timeout_ns"`    // bound on any one wait
@@ -67,6 +73,7 @@ func fullConfig() config {
 		},
 		ColdN: 10, IdleSessions: 100, IdleFor: 10 * time.Second,
 		BridgeLatencyN: 1000, BridgeFaninPer: 1000, BridgeDepth: 16,
+		HookN: 200, StormAgents: 30, StormEvery: 250 * time.Millisecond, StormFor: 30 * time.Second, StormMsgsPer: 20,
 		StepTimeout: 60 * time.Second, ScenarioLimit: 10 * time.Minute,
 	}
 }
@@ -83,6 +90,7 @@ func quickConfig() config {
 	c.ColdN = 5
 	c.IdleFor = 3 * time.Second
 	c.BridgeLatencyN, c.BridgeFaninPer = 200, 200
+	c.HookN, c.StormFor, c.StormMsgsPer = 50, 10*time.Second, 5
 	c.ScenarioLimit = 2 * time.Minute
 	return c
 }
@@ -101,6 +109,7 @@ func testConfig() config {
 	c.ColdN = 1
 	c.IdleFor = 500 * time.Millisecond
 	c.BridgeLatencyN, c.BridgeFaninPer, c.BridgeDepth = 10, 10, 4
+	c.HookN, c.StormAgents, c.StormFor, c.StormMsgsPer = 5, 3, time.Second, 2
 	return c
 }
 
@@ -249,6 +258,7 @@ var scenarios = []scenario{
 	{"idle", benchIdle},
 	{"bridge", benchBridgeLatency},
 	{"bridge-fanin", benchBridgeFanin},
+	{"hooks", benchHooks},
 }
 
 // run executes every scenario, prints the Markdown report to stdout and

@@ -20,11 +20,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/lazyre"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/proctree"
 )
@@ -99,7 +99,7 @@ func (s Store) Save(b Binding) error {
 	return nil
 }
 
-var bindingFile = regexp.MustCompile(`^(\d+)-(\d+)\.json$`)
+var bindingFile = lazyre.New(`^(\d+)-(\d+)\.json$`)
 
 // prune removes the bindings (and delivery locks' neighbours) of harness
 // processes that no longer run.
@@ -109,7 +109,7 @@ func (s Store) prune() {
 		return
 	}
 	for _, e := range ents {
-		m := bindingFile.FindStringSubmatch(e.Name())
+		m := bindingFile().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}
@@ -182,13 +182,13 @@ func overridden() (proctree.Proc, bool) {
 // servers and shell commands: its session id.
 const ClaudeSessionEnv = "CLAUDE_CODE_SESSION_ID"
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var unsafeID = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // SessionID maps a harness's own session id to a stable intercom session id
 // (cc-<id> for Claude Code, cx-<id> for Codex), the same across resumes.
 func SessionID(harness, id string) string {
 	prefix := map[string]string{"claude": "cc-", "codex": "cx-"}[harness]
-	s := prefix + unsafeID.ReplaceAllString(id, "-")
+	s := prefix + unsafeID().ReplaceAllString(id, "-")
 	if len(s) > 80 {
 		s = s[:80]
 	}
@@ -198,7 +198,7 @@ func SessionID(harness, id string) string {
 	return s
 }
 
-var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)
+var unsafeName = lazyre.New(`[^a-z0-9_-]+`)
 
 // DefaultName is the session name when INTERCOM_NAME is unset:
 // <harness>-<directory>.
@@ -206,7 +206,7 @@ func DefaultName(harness, cwd string) string {
 	if harness == "" {
 		harness = "agent"
 	}
-	dir := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(filepath.Base(cwd)), "-"), "-")
+	dir := strings.Trim(unsafeName().ReplaceAllString(strings.ToLower(filepath.Base(cwd)), "-"), "-")
 	if dir == "" || dir == "." {
 		return harness
 	}

@@ -98,7 +98,7 @@ func equal(a, b Binding) bool {
 
 // ensureHeld starts `intercom hold` for b unless its session is connected.
 func ensureHeld(ctx context.Context, c *intercom.Client, home string, b Binding, cwd string) error {
-	rows, err := c.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true})
+	rows, err := c.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true, ID: b.Session})
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,8 @@ type listFilter struct{ req *wire.ListRequest }
 
 func (f listFilter) keeps(r *wire.Session) bool {
 	switch {
+	case f.req.ID != "":
+		return r.ID == f.req.ID
 	case r.Self:
 		return true
 	case r.Ephemeral || (!r.Connected && !f.req.IncludeDisconnected):
@@ -203,14 +205,21 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 	defer t.mu.Unlock()
 	pending := t.asks.countsTo()
 	targets := t.targetsLocked()
-	if t.order == nil {
+	candidates := t.order
+	if id := keep.req.ID; id != "" { // one row: no need to walk them all
+		candidates = nil
+		if s := t.byID[id]; s != nil {
+			candidates = []*session{s}
+		}
+	} else if t.order == nil {
 		t.order = make([]*session, 0, len(t.byID))
 		for _, s := range t.byID {
 			t.order = append(t.order, s)
 		}
+		candidates = t.order
 	}
-	out := make([]wire.Session, 0, len(t.order))
-	for _, s := range t.order {
+	out := make([]wire.Session, 0, len(candidates))
+	for _, s := range candidates {
 		r := s.Session
 		r.PendingAsks = pending[s.ID]
 		r.Self = s.ID == self

@@ -147,3 +147,28 @@ func TestListOrderFollowsChanges(t *testing.T) {
 	}
 	want("alpha back", all, "aardvark", "alpha", "Bravo", "charlie")
 }
+
+// A list for one id answers that session's row, the same as in the full
+// list, or none.
+func TestListOneID(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.attach("alpha")
+	b := w.attach("bravo")
+	full, err := w.b.list(wire.ListRequest{Scope: "all", IncludeDisconnected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := w.b.list(wire.ListRequest{Scope: "all", IncludeDisconnected: true, ID: b.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(full.Sessions, func(r wire.Session) bool { return r.ID == b.ID() })
+	if len(one.Sessions) != 1 || i < 0 || !reflect.DeepEqual(one.Sessions[0], full.Sessions[i]) {
+		t.Fatalf("list of %s: %+v, want its row of %+v", b.ID(), one.Sessions, full.Sessions)
+	}
+	none, err := w.b.list(wire.ListRequest{Scope: "all", IncludeDisconnected: true, ID: "no-such-session"})
+	if err != nil || len(none.Sessions) != 0 {
+		t.Fatalf("list of an unknown id: %+v, %v", none, err)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"reflect"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -83,6 +85,9 @@ const description = "Find and talk to the other agent sessions on this machine.\
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
+	if hookArgs(args, &c) {
+		return run(ctx, &c, "hook "+args[1]+" "+args[2], stdin, stdout, stderr, func(e *env) error { return c.Hook.Run(e) })
+	}
 	return kongrun.Run("intercom", &c, args, stdout, stderr, []kong.Option{
 		kong.Name("intercom"),
 		kong.Description(description),
@@ -90,27 +95,66 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		kong.Writers(stdout, stderr),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int {
-		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin, g: &c.Globals}
-		level := slog.LevelWarn
-		if c.Verbose {
-			level = slog.LevelDebug
-		}
-		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-		if err := e.loadConfig(); err != nil {
-			if strings.HasPrefix(kctx.Command(), "doctor") { // doctor reports it as a check
-				e.configErr = err
-				return e.report(kctx.Run(e))
-			}
-			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
-				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
-				return 0
-			}
-			return e.report(err)
-		}
-		e.joinAgent(kctx.Command())
-		return e.report(kctx.Run(e))
+		return run(ctx, &c, kctx.Command(), stdin, stdout, stderr, func(e *env) error { return kctx.Run(e) })
 	})
 }
+
+// run runs command (parsed into c) through do and returns the exit status.
+func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, stderr io.Writer, do func(*env) error) int {
+	out := stdout
+	if !streaming[strings.Fields(command)[0]] {
+		o := kongrun.NewOutput(stdout)
+		defer o.Flush()
+		out = o
+	}
+	e := &env{ctx: ctx, stdout: out, stderr: stderr, stdin: stdin, g: &c.Globals}
+	level := slog.LevelWarn
+	if c.Verbose {
+		level = slog.LevelDebug
+	}
+	e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := e.loadConfig(); err != nil {
+		if strings.HasPrefix(command, "doctor") { // doctor reports it as a check
+			e.configErr = err
+			return e.report(do(e))
+		}
+		if hookLike(command, c) { // a hook never blocks the agent
+			fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(command)[0], strings.ReplaceAll(err.Error(), "\n", " "))
+			return 0
+		}
+		return e.report(err)
+	}
+	e.joinAgent(command)
+	return e.report(do(e))
+}
+
+// hookArgs parses `intercom hook HARNESS EVENT`, given exactly so (as the
+// harnesses run it, at every tool call of every agent), into c without
+// building the whole command tree: kong.New reflects over every command and
+// was a quarter of a hook's CPU (docs/performance.md). The global flags
+// come from their environment variables (the env tags), as kong reads
+// them; any other form goes through kong.
+func hookArgs(args []string, c *CLI) bool {
+	if len(args) != 3 || args[0] != "hook" || strings.HasPrefix(args[1], "-") || strings.HasPrefix(args[2], "-") {
+		return false
+	}
+	t, v := reflect.TypeOf(c.Globals), reflect.ValueOf(&c.Globals).Elem()
+	for i := range t.NumField() {
+		if name := t.Field(i).Tag.Get("env"); name != "" && v.Field(i).Kind() == reflect.String {
+			v.Field(i).SetString(os.Getenv(name))
+		}
+	}
+	c.Hook.Harness, c.Hook.Event = args[1], args[2]
+	return true
+}
+
+// streaming names the commands that write to stdout as they go: they print
+// events, a protocol or a screen (attach, mcp, ui, hold), or acknowledge
+// messages only once the write that hands them over has succeeded (hook,
+// wait, inbox: held back until exit, that write could fail after the ack).
+// Every other command's output is written at once when it ends
+// (kongrun.Output).
+var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true}
 
 // hookLike reports whether the command runs as a harness hook.
 func hookLike(command string, c *CLI) bool {

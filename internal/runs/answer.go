@@ -103,7 +103,7 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 			return rec, nil
 		}
 		// The supervisor's reply to the child's ask.
-		_, err := c.Send(ctx, wire.SendRequest{From: r.Supervisor, To: r.ChildSessionID, Text: text, ReplyTo: q.AskID,
+		_, err := c.Send(ctx, wire.SendRequest{From: r.Supervisor, To: r.ChildSessionID, Text: text, ReplyTo: askOf(ctx, c, r, q),
 			Delivery: wire.DeliverySteer, ClientMsgID: "answer-" + r.ID + "-" + q.ID})
 		rec.Delivered = err == nil
 		rec.Note = "answer saved and delivered to the waiting child"
@@ -125,7 +125,7 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 		rec.Note = fmt.Sprintf("answer was already saved but no revival was recorded; finish it with: agent-runs continue %s", r.ID)
 		return rec, nil
 	}
-	_ = c.CancelAsk(ctx, r.ChildSessionID, q.AskID)
+	_ = c.CancelAsk(ctx, r.ChildSessionID, askOf(ctx, c, r, q))
 	nr, err := d.revive(r, q)
 	if err != nil {
 		rec.NeedsContinue = true
@@ -215,4 +215,29 @@ func (d Desk) launchRevival(old *Run, newID string, q *Question) (*Run, error) {
 	}
 	_ = d.Store.MarkConsumed(old.ID, q.ID)
 	return nr, nil
+}
+
+// askOf is the id of the ask that put question q to the supervisor. The
+// child records it once its send has returned, so the supervisor can hold
+// the message, and answer it, before the question says which ask it was:
+// then it is the supervisor's pending ask from the child that names q.
+func askOf(ctx context.Context, c *intercom.Client, r *Run, q *Question) string {
+	if q.AskID != "" {
+		return q.AskID
+	}
+	asks, err := c.Pending(ctx, r.Supervisor)
+	if err != nil {
+		return ""
+	}
+	return pendingAskOf(asks, r.ChildSessionID, q.ID)
+}
+
+// pendingAskOf picks the ask from child that names question qid.
+func pendingAskOf(asks []wire.PendingAsk, child, qid string) string {
+	for _, a := range asks {
+		if a.From.ID == child && strings.Contains(a.Text, questionLine(qid)) {
+			return a.AskID
+		}
+	}
+	return ""
 }

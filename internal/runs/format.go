@@ -36,8 +36,12 @@ func FormatSupervisorMessage(reason, run, agent string, index int, childTarget, 
 		fmt.Fprintf(&b, "Child intercom target: %s\n", childTarget)
 	}
 	if qid != "" {
-		fmt.Fprintf(&b, "Question: %s (answer with `agent-runs answer %s --question-id %s \"...\"` or `intercom reply`)\n", qid, run, qid)
+		fmt.Fprintf(&b, "%sanswer with `agent-runs answer %s --question-id %s \"...\"` or `intercom reply`)\n", questionLine(qid), run, qid)
 	}
 	fmt.Fprintf(&b, "\n%s", body)
 	return b.String()
 }
+
+// questionLine starts the line of a supervisor message that names its
+// question: how the question's ask is found before the child recorded it.
+func questionLine(qid string) string { return "Question: " + qid + " (" }

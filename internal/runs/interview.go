@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/intercom-dev/intercom/internal/lazyre"
 )
 
 // Interview is the structured question set of an interview_request.
@@ -141,13 +142,13 @@ type Response struct {
 	Value any    `json:"value"`
 }
 
-var fence = regexp.MustCompile("(?s)```(?:json)?\\s*\\n(.*?)```")
+var fence = lazyre.New("(?s)```(?:json)?\\s*\\n(.*?)```")
 
 // ParseStructuredReply extracts {responses:[…]} from a reply (the first
 // fenced block, else the whole text) and checks it against the interview.
 func ParseStructuredReply(text string, iv *Interview) (*StructuredReply, error) {
 	body := strings.TrimSpace(text)
-	if m := fence.FindStringSubmatch(text); m != nil {
+	if m := fence().FindStringSubmatch(text); m != nil {
 		body = strings.TrimSpace(m[1])
 	}
 	if !strings.HasPrefix(body, "{") && !strings.HasPrefix(body, "[") {

@@ -20,11 +20,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/lazyre"
 	"github.com/intercom-dev/intercom/internal/paths"
 )
 
@@ -88,11 +88,11 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var idRE = lazyre.New(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // ValidID checks a run id or question id.
 func ValidID(id string) error {
-	if !idRE.MatchString(id) {
+	if !idRE().MatchString(id) {
 		return fmt.Errorf("invalid id %q", id)
 	}
 	return nil
@@ -181,7 +181,7 @@ func (s Store) List() ([]*Run, error) {
 // each part lowercased with runs of other characters turned into '-'.
 func ChildName(agent, run string, index int, indexed bool) string {
 	clean := func(s string) string {
-		s = strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+		s = strings.Trim(nonName().ReplaceAllString(strings.ToLower(s), "-"), "-")
 		return s
 	}
 	a := clean(agent)
@@ -198,7 +198,7 @@ func ChildName(agent, run string, index int, indexed bool) string {
 	return strings.TrimRight(name, "-")
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9_-]+`)
+var nonName = lazyre.New(`[^a-z0-9_-]+`)
 
 // Open is the store of the runs under the state directory home.
 func Open(home string) Store { return Store{Dir: paths.Layout{Home: home}.RunsDir()} }

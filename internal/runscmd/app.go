@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -66,7 +67,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr), kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	}, func(kctx *kong.Context) int {
-		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, g: &c.Globals,
+		out := stdout
+		if strings.Fields(kctx.Command())[0] != "own" { // the owner prints nothing of its own; see kongrun.Output
+			o := kongrun.NewOutput(stdout)
+			defer o.Flush()
+			out = o
+		}
+		e := &env{ctx: ctx, stdout: out, stderr: stderr, g: &c.Globals,
 			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		var err error
 		e.layout, e.cfg, err = config.ForHome(c.Home, "", func(w string) { fmt.Fprintf(stderr, "agent-runs: warning: %s\n", w) })

@@ -274,6 +274,7 @@ type ListOptions struct {
 	Scope               string // "project" (default) or "all"
 	Cwd                 string // project of this dir ("" = current dir)
 	IncludeDisconnected bool
+	ID                  string // only this session (see wire.ListRequest)
 }
 
 // List returns sessions.
@@ -283,7 +284,7 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]wire.Session, error
 		_, proj = Here(o.Cwd)
 	}
 	res, err := callDecoding(ctx, c, wire.SubjList, wire.ListRequest{
-		Self: o.Self, Project: proj, Scope: o.Scope, IncludeDisconnected: o.IncludeDisconnected,
+		Self: o.Self, Project: proj, Scope: o.Scope, IncludeDisconnected: o.IncludeDisconnected, ID: o.ID,
 	}, wire.DecodeListReply)
 	if err != nil {
 		return nil, err

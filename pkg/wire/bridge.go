@@ -3,9 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/lazyre"
 )
 
 // Bridge API: an intercom-bridge process, connected to its local broker as
@@ -35,10 +36,10 @@ func BridgeRPC(host string) string { return bridgeRPCPrefix + host }
 // bigger (text that JSON escapes heavily) is refused for remote targets.
 const MaxLinkPayload = MaxMessageBytes + 64<<10
 
-var hostRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+var hostRE = lazyre.New(`^[a-z0-9][a-z0-9.-]{0,62}$`)
 
 // ValidHost reports whether h is an acceptable bridge host name.
-func ValidHost(h string) bool { return hostRE.MatchString(h) }
+func ValidHost(h string) bool { return hostRE().MatchString(h) }
 
 // SplitRemote splits "name@host" into its parts; ok is false for local
 // targets.

@@ -3,10 +3,11 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/intercom-dev/intercom/internal/lazyre"
 )
 
 // Field rules: what a single value of a request may be. The request
@@ -32,13 +33,13 @@ const (
 )
 
 var (
-	idRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{8,80}$`)
-	topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
+	idRE    = lazyre.New(`^[A-Za-z0-9_-]{8,80}$`)
+	topicRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
 )
 
 // ValidID reports whether id is an acceptable requested session id.
 func ValidID(id string) error {
-	if !idRE.MatchString(id) {
+	if !idRE().MatchString(id) {
 		return fmt.Errorf("%w %q: want 8-80 of A-Z a-z 0-9 _ -", ErrBadID, id)
 	}
 	return nil
@@ -153,7 +154,7 @@ func ValidateTopic(t string) error {
 		return fmt.Errorf("invalid topic: longer than %d characters", MaxTopicLen)
 	case strings.ContainsAny(t, "*>"):
 		return fmt.Errorf("invalid topic %q: wildcards are not supported; topics are exact names", t)
-	case !topicRE.MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
+	case !topicRE().MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
 		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / - (no spaces, no empty segments)", t)
 	}
 	return nil

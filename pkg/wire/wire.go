@@ -111,6 +111,10 @@ type ListRequest struct {
 	Project             string `json:"project,omitempty"`
 	Scope               string `json:"scope,omitempty"` // project (default) or all
 	IncludeDisconnected bool   `json:"include_disconnected,omitempty"`
+	// ID asks for that one session's row (none when unknown), as a hook
+	// checks its own session at every tool call. A broker from before this
+	// field answers every row: callers still pick the row they want.
+	ID string `json:"id,omitempty"`
 }
 
 // ListReply answers ListRequest.
