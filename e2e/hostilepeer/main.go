@@ -52,12 +52,13 @@ type cmd struct {
 }
 
 type attacker struct {
-	cfg  config
-	nc   *nats.Conn
-	srv  *server.Server
-	errs chan error // async errors (permission violations) of nc
-	mu   sync.Mutex
-	down error // why nc closed, once it did
+	cfg       config
+	nc        *nats.Conn
+	srv       *server.Server
+	errs      chan error // async errors (permission violations) of nc
+	mu        sync.Mutex
+	down      error                         // why nc closed, once it did
+	answering map[string]*nats.Subscription // the victim's requests answered, by subject
 }
 
 func main() {
@@ -73,7 +74,7 @@ func main() {
 	flag.StringVar(&c.server, "server-name", "", "client: the name in the server's certificate")
 	flag.BoolVar(&c.tlsFirst, "tls-first", true, "client: TLS handshake first (an intercom-bridge serve)")
 	flag.Parse()
-	a := &attacker{cfg: c, errs: make(chan error, 1024)}
+	a := &attacker{cfg: c, errs: make(chan error, 1024), answering: map[string]*nats.Subscription{}}
 	var err error
 	if c.mode == "server" {
 		err = a.serve()
@@ -253,6 +254,8 @@ func (a *attacker) run(c cmd) map[string]any {
 		return map[string]any{"refused": false}
 	case "request":
 		return a.request(c, wait)
+	case "answer":
+		return a.answer(c)
 	case "flood":
 		return a.flood(c)
 	case "connections":
@@ -324,6 +327,31 @@ func (a *attacker) request(c cmd, wait time.Duration) map[string]any {
 		return map[string]any{"error": "unreadable reply: " + err.Error()}
 	}
 	return map[string]any{"reply": env}
+}
+
+// answer answers every request of the victim's op c.Op from now on with
+// c.Data (instead of an earlier answer), as a host that replies whatever it likes (c.From: a third host
+// the victim's requests are for, on a malicious hub).
+func (a *attacker) answer(c cmd) map[string]any {
+	to := c.From
+	if to == "" {
+		to = a.cfg.name
+	}
+	subject := "icb.req." + tok(to) + "." + tok(a.cfg.victim) + "." + c.Op
+	sub, err := a.nc.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond([]byte(c.Data)) })
+	if err == nil {
+		err = a.nc.Flush()
+	}
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	a.mu.Lock()
+	if old := a.answering[subject]; old != nil {
+		_ = old.Unsubscribe()
+	}
+	a.answering[subject] = sub
+	a.mu.Unlock()
+	return map[string]any{"answering": subject}
 }
 
 // flood sends c.N deliveries of random text of c.Size bytes to c.Name, 8 at

@@ -197,6 +197,11 @@ func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, rech
 	if err := s.subscribe(); err != nil {
 		return err
 	}
+	again := make(chan struct{}, 1)
+	c.OnReconnect(func() { // a new broker (the last one died) knows no host's sessions
+		s.reportAllAgain()
+		kick(again)
+	})
 	st.setServing()
 	s.knowPeers(ctx)
 	go s.watchCRL(ctx, recheck)
@@ -211,6 +216,7 @@ func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, rech
 		case <-c.Done():
 			return fmt.Errorf("local broker: %w", c.Err())
 		case <-t.C:
+		case <-again:
 		}
 	}
 }

@@ -135,6 +135,19 @@ func (s *side) onPresence(m *nats.Msg) {
 	}
 }
 
+// reportAllAgain makes the next report carry every host's last sessions,
+// changed or not: for a broker that started since (after a crash, a kill,
+// an upgrade) and knows none of them.
+func (s *side) reportAllAgain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.peers {
+		if p.everFull {
+			p.fresh = true
+		}
+	}
+}
+
 // reportHosts tells the broker each host's sessions and whether it is up.
 func (s *side) reportHosts(ctx context.Context) {
 	now := time.Now()

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -28,13 +27,16 @@ func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTo
 	}
 	var out wire.Reply[wire.BridgeTopicReply]
 	if err := json.Unmarshal(msg.Data, &out); err != nil {
-		return nil, fmt.Errorf("topic on %s: %w", host, err)
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: unreadable reply: %v", host, err)
 	}
 	if out.Error != nil {
 		return nil, out.Error
 	}
 	if out.Result == nil {
-		return nil, fmt.Errorf("topic on %s: empty reply", host)
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: empty reply", host)
+	}
+	if err := out.Result.CheckReply(req.Op); err != nil {
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: malformed reply: %v", host, err)
 	}
 	return out.Result, nil
 }
