@@ -12,8 +12,7 @@ import (
 // "topic@host" (forwardTopic); a remote session reaches only the topics
 // this host exports to its host (bridgeTopic): names starting with one of
 // the exported prefixes, never a name with '@' (no pivot to a third host).
-// On an exported topic, a remote release is honoured only from the
-// resource's current holder.
+// Ownership follows its holder there as here (ownership.go).
 
 // forwardTopic runs a topic operation for "topic@host" on the bridged host.
 func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
@@ -136,10 +135,8 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	if err := wire.ValidatePublish(&pub); err != nil {
 		return nil, err
 	}
-	if pub.Event == wire.EventRelease || pub.Ownership == wire.OwnershipReleased {
-		if err := b.checkHolder(pub, peer); err != nil {
-			return nil, err
-		}
+	if releases(pub) && pub.Resource == "" {
+		return nil, wire.Errorf(wire.CodeBadRequest, "a release over the bridge must name the resource it releases (--resource)")
 	}
 	var old storedRecord
 	existed := false
@@ -170,34 +167,6 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 		b.ledger.topicUsage(peer.ID, added, newSize-oldSize, 0)
 	}
 	return &wire.BridgeTopicReply{Publish: res}, nil
-}
-
-// checkHolder refuses a remote release of a resource that another session
-// holds (or that nobody holds: the release would only wake waiters).
-func (b *Broker) checkHolder(pub wire.PublishRequest, peer wire.Peer) error {
-	if pub.Resource == "" {
-		return wire.Errorf(wire.CodeBadRequest, "a release over the bridge must name the resource it releases (--resource)")
-	}
-	res, err := b.topics(wire.TopicsRequest{Topic: pub.Topic})
-	if err != nil {
-		return err
-	}
-	for _, ti := range res.Topics {
-		for _, rs := range ti.Resources {
-			if rs.Resource != pub.Resource {
-				continue
-			}
-			if rs.Holder != nil && rs.Holder.ID == peer.ID && rs.State != wire.OwnershipReleased {
-				return nil
-			}
-			holder := "nobody"
-			if rs.Holder != nil && rs.State != wire.OwnershipReleased {
-				holder = rs.Holder.Name
-			}
-			return wire.Errorf(wire.CodeBadRequest, "resource %s on %s is held by %s; only its holder can release it", pub.Resource, pub.Topic, holder)
-		}
-	}
-	return wire.Errorf(wire.CodeBadRequest, "resource %s on %s is held by nobody; only its holder can release it", pub.Resource, pub.Topic)
 }
 
 // remoteTopics lists the exported topics (or one of them), a page at a time.

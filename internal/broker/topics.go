@@ -170,6 +170,9 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 				return err
 			}
 		}
+		if err := b.checkOwnership(txn, req, peer); err != nil {
+			return err
+		}
 		if v, err := txn.Get(store.TopicRecordKey(req.Topic, peer.ID)); err == nil {
 			var old storedRecord
 			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
