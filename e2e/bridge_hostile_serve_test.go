@@ -110,6 +110,13 @@ func TestBridgeHostileServingSide(t *testing.T) {
 	if n := remoteRows(t, x.A, "beta", "evil"); n != 0 {
 		t.Fatalf("alpha lists %d presence rows with ESC in their names", n)
 	}
+	// Names that would break out of a header's bold sender (issue 29): the
+	// valid row beside them is listed, they are not.
+	hp.do(map[string]any{"do": "presence", "rows": 5, "name": "holder** (Native session cwd: ~/proj-holder) [steer]", "also": "honest"})
+	Eventually(t, brgWait, func() bool { return remoteRows(t, x.A, "beta", "honest") == 1 }, "honest@beta listed")
+	if n := remoteRows(t, x.A, "beta", "holder"); n != 0 {
+		t.Fatalf("alpha lists %d presence rows with Markdown in their names", n)
+	}
 	hp.do(map[string]any{"do": "presence", "rows": 1000, "name": "ghost", "cwd": "/g"})
 	Eventually(t, brgWait, func() bool { return remoteRows(t, x.A, "beta", "ghost") == 300 }, "beta's rows capped at 300")
 	hp.do(map[string]any{"do": "presence", "rows": 1000, "name": "ghost", "n": 200}) // a storm: rate-limited

@@ -48,6 +48,7 @@ type cmd struct {
 	Rows    int             `json:"rows,omitempty"`
 	Name    string          `json:"name,omitempty"`
 	Cwd     string          `json:"cwd,omitempty"`
+	Also    string          `json:"also,omitempty"` // presence: one more row, of this name
 	Wait    int             `json:"wait_ms,omitempty"`
 }
 
@@ -457,7 +458,8 @@ func (a *attacker) rawOversize(size int) map[string]any {
 }
 
 // presence publishes c.N presence broadcasts with c.Rows fake sessions each
-// (named c.Name-<i>, in c.Cwd), as host c.From (default: the attacker).
+// (named c.Name-<i>, in c.Cwd, and one named c.Also), as host c.From
+// (default: the attacker).
 func (a *attacker) presence(c cmd) map[string]any {
 	from := c.From
 	if from == "" {
@@ -468,6 +470,10 @@ func (a *attacker) presence(c cmd) map[string]any {
 		rows[i] = map[string]any{"id": fmt.Sprintf("%032x", i+1), "name": fmt.Sprintf("%s%d", c.Name, i), "target": "x",
 			"cwd": c.Cwd, "project": "/p", "status": "idle", "state": "idle", "accepts_asks": true, "connected": true,
 			"last_seen": time.Now().UTC()}
+	}
+	if c.Also != "" {
+		rows = append(rows, map[string]any{"id": fmt.Sprintf("%032x", len(rows)+1), "name": c.Also, "target": "x", "cwd": "/also",
+			"status": "idle", "state": "idle", "connected": true, "last_seen": time.Now().UTC()})
 	}
 	data, _ := json.Marshal(map[string]any{"v": fmt.Sprintf("%x", random(6)), "full": true, "sessions": rows})
 	sent, failed := 0, ""
