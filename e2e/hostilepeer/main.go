@@ -60,6 +60,7 @@ type attacker struct {
 	mu        sync.Mutex
 	down      error                         // why nc closed, once it did
 	answering map[string]*nats.Subscription // the victim's requests answered, by subject
+	last      []byte                        // the last request answered
 }
 
 func main() {
@@ -257,6 +258,19 @@ func (a *attacker) run(c cmd) map[string]any {
 		return a.request(c, wait)
 	case "answer":
 		return a.answer(c)
+	case "last-request": // the body of the last request answered since the last asked, once one came
+		deadline := time.Now().Add(wait)
+		for time.Now().Before(deadline) {
+			a.mu.Lock()
+			last := a.last
+			a.last = nil
+			a.mu.Unlock()
+			if last != nil {
+				return map[string]any{"body": json.RawMessage(last)}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return map[string]any{"error": "no request came"}
 	case "flood":
 		return a.flood(c)
 	case "connections":
@@ -339,7 +353,12 @@ func (a *attacker) answer(c cmd) map[string]any {
 		to = a.cfg.name
 	}
 	subject := "icb.req." + tok(to) + "." + tok(a.cfg.victim) + "." + c.Op
-	sub, err := a.nc.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond([]byte(c.Data)) })
+	sub, err := a.nc.Subscribe(subject, func(m *nats.Msg) {
+		a.mu.Lock()
+		a.last = m.Data
+		a.mu.Unlock()
+		_ = m.Respond([]byte(c.Data))
+	})
 	if err == nil {
 		err = a.nc.Flush()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -91,10 +92,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if c.Verbose {
 			level = slog.LevelDebug
 		}
-		e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		e.log = slog.New(render.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 		if err := e.loadConfig(); err != nil {
 			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
-				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
+				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], render.OneLine(err.Error()))
 				return 0
 			}
 			return e.report(err)
