@@ -239,7 +239,7 @@ func (s *side) watchCRL(ctx context.Context, recheck func()) {
 		changed, err := rev.Reload()
 		switch {
 		case err != nil && err.Error() != lastErr && (rev.Status().Loaded || s.opts.Link.CRLRequired):
-			s.log.Error("revocation list unreadable; the last one read stays in force", "err", err)
+			s.log.Error("revocation list refused (unreadable, not the CA's, or older than the one in force); the last one read stays in force", "err", err)
 		case changed:
 			st := rev.Status()
 			s.log.Info("revocation list loaded", "path", st.Path, "revoked", st.Revoked, "number", st.Number, "next_update", st.NextUpdate)
