@@ -65,15 +65,15 @@ func TestBridgeHostileServingSide(t *testing.T) {
 
 	// Permissions: beta may subscribe only to its own subjects...
 	for _, subj := range []string{">", "icb.>", "icb.req.alpha.*.*", "icb.req.gamma.*.*", "icb.req.*.gamma.*",
-		"icb.inbox.gamma.>", "icb.inbox.alpha.>", "ic.v1.>", "_INBOX.>"} {
+		"icb.inbox.gamma.>", "icb.inbox.alpha.>", "ic.v1.>", "_INBOX.>", "icb.pres.*", "icb.pres.gamma"} {
 		hp.mustRefuse("subscribe "+subj, map[string]any{"do": "subscribe", "subject": subj})
 	}
-	if out := hp.do(map[string]any{"do": "subscribe", "subject": "icb.pres.*", "wait_ms": 2500}); out["refused"] != false || out["received"].(float64) < 1 {
-		t.Fatalf("control: beta cannot read presence: %v", out)
+	if out := hp.do(map[string]any{"do": "subscribe", "subject": "icb.hpres.*", "wait_ms": 2500}); out["refused"] != false || out["received"].(float64) < 1 {
+		t.Fatalf("control: beta cannot read the presence the hub relays: %v", out)
 	}
 	// ... and publish only as itself.
 	forged, _ := json.Marshal(hostileMsg("forged1", "a1", nil))
-	for _, subj := range []string{"icb.req.alpha.gamma.deliver", "icb.pres.gamma", "icb.req.gamma.alpha.deliver", wire.SubjSend, "icb.inbox.gamma.x"} {
+	for _, subj := range []string{"icb.req.alpha.gamma.deliver", "icb.pres.gamma", "icb.hpres.beta", "icb.hpres.gamma", "icb.req.gamma.alpha.deliver", wire.SubjSend, "icb.inbox.gamma.x"} {
 		hp.mustRefuse("publish "+subj, map[string]any{"do": "publish", "subject": subj, "data": string(forged)})
 	}
 	x.marker(t)

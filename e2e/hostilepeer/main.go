@@ -61,6 +61,7 @@ type attacker struct {
 	down      error                         // why nc closed, once it did
 	answering map[string]*nats.Subscription // the victim's requests answered, by subject
 	last      []byte                        // the last request answered
+	watched   map[string]int                // messages received on watched subjects
 }
 
 func main() {
@@ -76,7 +77,7 @@ func main() {
 	flag.StringVar(&c.server, "server-name", "", "client: the name in the server's certificate")
 	flag.BoolVar(&c.tlsFirst, "tls-first", true, "client: TLS handshake first (an intercom-bridge serve)")
 	flag.Parse()
-	a := &attacker{cfg: c, errs: make(chan error, 1024), answering: map[string]*nats.Subscription{}}
+	a := &attacker{cfg: c, errs: make(chan error, 1024), answering: map[string]*nats.Subscription{}, watched: map[string]int{}}
 	var err error
 	if c.mode == "server" {
 		err = a.serve()
@@ -258,6 +259,25 @@ func (a *attacker) run(c cmd) map[string]any {
 		return a.request(c, wait)
 	case "answer":
 		return a.answer(c)
+	case "watch": // count what arrives on c.Subject from now on (refused: nothing)
+		sub, err := a.nc.Subscribe(c.Subject, func(*nats.Msg) {
+			a.mu.Lock()
+			a.watched[c.Subject]++
+			a.mu.Unlock()
+		})
+		if err == nil {
+			err = a.nc.Flush()
+		}
+		_ = sub
+		return map[string]any{"watching": err == nil}
+	case "watched":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		out := map[string]any{}
+		for k, v := range a.watched {
+			out[k] = v
+		}
+		return map[string]any{"counts": out}
 	case "last-request": // the body of the last request answered since the last asked, once one came
 		deadline := time.Now().Add(wait)
 		for time.Now().Before(deadline) {
@@ -496,15 +516,19 @@ func (a *attacker) presence(c cmd) map[string]any {
 	}
 	data, _ := json.Marshal(map[string]any{"v": fmt.Sprintf("%x", random(6)), "full": true, "sessions": rows})
 	sent, failed := 0, ""
+	subject := "icb.pres." + tok(from)
+	if a.srv != nil { // a hub relays the presence (the victim reads only that)
+		subject = "icb.hpres." + tok(from)
+	}
 	for range max(c.N, 1) {
-		if err := a.nc.Publish("icb.pres."+tok(from), data); err != nil {
+		if err := a.nc.Publish(subject, data); err != nil {
 			failed = err.Error()
 			break
 		}
 		sent++
 	}
 	_ = a.nc.Flush()
-	perr := a.permissionError("icb.pres."+tok(from), 500*time.Millisecond)
+	perr := a.permissionError(subject, 500*time.Millisecond)
 	return map[string]any{"sent": sent, "bytes": len(data), "error": failed, "refused": perr != nil || failed != ""}
 }
 

@@ -185,15 +185,16 @@ func crlSummary(st certs.RevocationStatus) string {
 	return fmt.Sprintf("%s: %d revoked, next update %s", st.Path, st.Revoked, st.NextUpdate.UTC().Format(time.RFC3339))
 }
 
-// run serves one bridge over link until ctx ends. recheck closes links
-// that the revocation list refuses now.
-func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, recheck func()) error {
+// run serves one bridge over link until ctx ends, its presence on route.
+// recheck closes links that the revocation list refuses now.
+func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, route presenceRoute, recheck func()) error {
 	c, err := intercom.Connect(ctx, opts.Local)
 	if err != nil {
 		return fmt.Errorf("connect local broker: %w", err)
 	}
 	defer c.Close()
 	s := newSide(ctx, opts, link, c, st)
+	s.route = route
 	if err := s.subscribe(); err != nil {
 		return err
 	}

@@ -93,6 +93,8 @@ func (r *rig) presence(data []byte) {
 	if p := r.side.peerLocked("beta"); p != nil {
 		p.pres.SetLimit(1e9) // the presence rate is not what is fuzzed
 		p.pres.SetBurst(1 << 30)
+		p.presBytes.SetLimit(1e12)
+		p.presBytes.SetBurst(1 << 40)
 	}
 	r.side.mu.Unlock()
 	r.side.onPresence(&nats.Msg{Subject: presSubject("beta"), Data: data})
