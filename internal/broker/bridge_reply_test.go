@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -74,5 +75,40 @@ func TestRemoteTopicReplyChecked(t *testing.T) {
 				t.Fatalf("broker after the replies: %v", err)
 			}
 		})
+	}
+}
+
+// A bridged host's topic listings are bounded by what they read, not by
+// its message rate (issue 29): listings of a big store are refused with
+// quota_exceeded once the host read its share (on main every listing ran,
+// and a flood within the rate kept the broker at 96 % of a core).
+func TestRemoteListingCostBounded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	a := w.attach("alpha")
+	const records = 2000
+	for i := range records {
+		if _, err := w.c.Publish(ctx, wire.PublishRequest{From: a.ID(), Topic: fmt.Sprintf("shared/t%d", i), Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() error {
+		_, err := call[wire.BridgeTopicReply](t, w.c, wire.SubjBridgeTopic, wire.BridgeTopic{Host: "beta", Op: "topics", Exports: []string{"shared"}})
+		return err
+	}
+	listed := 0
+	for ; listed < 4*listItemsBurst/records; listed++ {
+		if err := list(); err != nil {
+			wantCode(t, "a listing over the budget", err, wire.CodeQuota)
+			break
+		}
+	}
+	if listed < listItemsBurst/records || listed >= 4*listItemsBurst/records {
+		t.Fatalf("%d listings of %d records before a refusal; want the budget's %d", listed, records, listItemsBurst/records)
+	}
+	// Another host's budget is its own.
+	if _, err := call[wire.BridgeTopicReply](t, w.c, wire.SubjBridgeTopic, wire.BridgeTopic{Host: "gamma", Op: "topics", Exports: []string{"shared"}}); err != nil {
+		t.Fatalf("gamma's listing: %v", err)
 	}
 }

@@ -169,14 +169,19 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	return &wire.BridgeTopicReply{Publish: res}, nil
 }
 
-// remoteTopics lists the exported topics (or one of them), a page at a time.
+// remoteTopics lists the exported topics (or one of them), a page at a
+// time, within the host's listing budget (listcost.go).
 func (b *Broker) remoteTopics(req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
 	if req.Topic != "" {
 		if err := linkTopic(req.Host, req.Topic, req.Exports); err != nil {
 			return nil, err
 		}
 	}
-	all, err := b.topics(wire.TopicsRequest{Topic: req.Topic})
+	if !b.lists.allow(req.Host) {
+		return nil, quotaError(req.Host, "lists topics more than its share here (%d records and subscriptions read a second); retry later", listItemsPerSec)
+	}
+	all, items, err := b.topicsRead(wire.TopicsRequest{Topic: req.Topic})
+	b.lists.charge(req.Host, items)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ type Broker struct {
 	traces   *traceTable   // delivery timelines (trace.go)
 	routes   *routeTable   // bridged hosts (bridge.go)
 	ledger   *ledger       // in-memory counts of the store (ledger.go)
+	lists    listBudget    // bridged hosts' topic listings (listcost.go)
 	idle     *idleWatch    // idle exit (idle.go)
 	listed   rowCache      // encoded list rows (list_reply.go)
 
