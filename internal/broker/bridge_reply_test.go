@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -110,5 +111,62 @@ func TestRemoteListingCostBounded(t *testing.T) {
 	// Another host's budget is its own.
 	if _, err := call[wire.BridgeTopicReply](t, w.c, wire.SubjBridgeTopic, wire.BridgeTopic{Host: "gamma", Op: "topics", Exports: []string{"shared"}}); err != nil {
 		t.Fatalf("gamma's listing: %v", err)
+	}
+}
+
+// The bookkeeping a bridged host's messages leave behind (their dedupe and
+// ack keys, kept for the retry memory after the message is read) counts in
+// the host's quota (issue 29): a host whose messages are read at once is
+// still refused once that bookkeeping passes its --max-inbox-bytes (on main
+// it never was: ≈ 864 bytes a message for 24 h, uncounted).
+func TestRemoteBookkeepingCounted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	a := w.attach("alpha")
+	lim := wire.DefaultBridgeLimits()
+	lim.InboxBytes = 8 * bookkeepingBytes
+	stored := 0
+	for i := range 20 {
+		in := wire.Message{ID: fmt.Sprintf("r%d", i), From: wire.Peer{ID: bob, Name: "bob"}, To: "alpha", Text: "hi", Delivery: wire.DeliverySteer}
+		_, err := call[wire.SendReply](t, w.c, wire.SubjBridgeDeliver, wire.BridgeDeliver{Host: "beta", Message: in, Limits: &lim})
+		if err != nil {
+			wantCode(t, "a message over the bookkeeping quota", err, wire.CodeQuota)
+			if !strings.Contains(err.Error(), "delivery records") {
+				t.Fatalf("refusal %v, want the delivery records named", err)
+			}
+			break
+		}
+		stored++
+		if err := a.Ack(ctx, recv(t, a).ID); err != nil { // read at once: the inbox quota is not what refuses
+			t.Fatal(err)
+		}
+	}
+	if stored != 8 {
+		t.Fatalf("%d messages stored before a refusal, want 8", stored)
+	}
+	// A retry of a stored message is still answered as a duplicate.
+	in := wire.Message{ID: "r0", From: wire.Peer{ID: bob, Name: "bob"}, To: "alpha", Text: "hi", Delivery: wire.DeliverySteer}
+	if res, err := call[wire.SendReply](t, w.c, wire.SubjBridgeDeliver, wire.BridgeDeliver{Host: "beta", Message: in, Limits: &lim}); err != nil || !res.Duplicate {
+		t.Fatalf("a retry: %+v, %v", res, err)
+	}
+}
+
+// The bookkeeping expires with its keys, one slice of the retry memory at a
+// time.
+func TestKeptLogExpires(t *testing.T) {
+	var k keptLog
+	every := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
+	k.add(t0, every, 100)
+	k.add(t0.Add(3*time.Hour), every, 10)
+	if got := k.total(t0.Add(3*time.Hour), every); got != 110 {
+		t.Fatalf("total %d, want 110", got)
+	}
+	if got := k.total(t0.Add(24*time.Hour), every); got != 10 {
+		t.Fatalf("a day later: %d, want the later 10", got)
+	}
+	if got := k.total(t0.Add(28*time.Hour), every); got != 0 {
+		t.Fatalf("28 h later: %d, want 0", got)
 	}
 }
