@@ -21,6 +21,14 @@ const (
 type listBudget struct {
 	mu    sync.Mutex
 	hosts map[string]*listDebt
+	clock func() time.Time // time.Now; a test's own
+}
+
+func (l *listBudget) nowLocked() time.Time {
+	if l.clock != nil {
+		return l.clock()
+	}
+	return time.Now()
 }
 
 type listDebt struct {
@@ -47,12 +55,12 @@ func (l *listBudget) debtLocked(host string, now time.Time) *listDebt {
 func (l *listBudget) allow(host string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.debtLocked(host, time.Now()).items < listItemsBurst
+	return l.debtLocked(host, l.nowLocked()).items < listItemsBurst
 }
 
 // charge adds a listing's items to host's debt.
 func (l *listBudget) charge(host string, items int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.debtLocked(host, time.Now()).items += float64(items)
+	l.debtLocked(host, l.nowLocked()).items += float64(items)
 }
