@@ -667,7 +667,8 @@ func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
 	}
 
 	// What the link exposes: a client with beta's valid certificate
-	// receives alpha's presence, and reaches none of the broker API.
+	// receives alpha's presence (as the hub relays it), and reaches none of
+	// the broker API.
 	cfg := brgClientTLS(t, p.certs, "beta", "alpha")
 	nc, err := nats.Connect("tls://"+p.addr, nats.Secure(cfg), nats.TLSHandshakeFirst(), nats.Timeout(5*time.Second),
 		nats.NoReconnect(), nats.CustomInboxPrefix("icb.inbox.beta"))
@@ -675,7 +676,7 @@ func TestBridgeBrokersHaveNoTCPSockets(t *testing.T) {
 		t.Fatalf("control: beta's certificate cannot connect: %v", err)
 	}
 	defer nc.Close()
-	pres, err := nc.SubscribeSync("icb.pres.alpha")
+	pres, err := nc.SubscribeSync("icb.hpres.alpha")
 	if err != nil {
 		t.Fatal(err)
 	}

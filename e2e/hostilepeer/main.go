@@ -48,16 +48,20 @@ type cmd struct {
 	Rows    int             `json:"rows,omitempty"`
 	Name    string          `json:"name,omitempty"`
 	Cwd     string          `json:"cwd,omitempty"`
+	Also    string          `json:"also,omitempty"` // presence: one more row, of this name
 	Wait    int             `json:"wait_ms,omitempty"`
 }
 
 type attacker struct {
-	cfg  config
-	nc   *nats.Conn
-	srv  *server.Server
-	errs chan error // async errors (permission violations) of nc
-	mu   sync.Mutex
-	down error // why nc closed, once it did
+	cfg       config
+	nc        *nats.Conn
+	srv       *server.Server
+	errs      chan error // async errors (permission violations) of nc
+	mu        sync.Mutex
+	down      error                         // why nc closed, once it did
+	answering map[string]*nats.Subscription // the victim's requests answered, by subject
+	last      []byte                        // the last request answered
+	watched   map[string]int                // messages received on watched subjects
 }
 
 func main() {
@@ -73,7 +77,7 @@ func main() {
 	flag.StringVar(&c.server, "server-name", "", "client: the name in the server's certificate")
 	flag.BoolVar(&c.tlsFirst, "tls-first", true, "client: TLS handshake first (an intercom-bridge serve)")
 	flag.Parse()
-	a := &attacker{cfg: c, errs: make(chan error, 1024)}
+	a := &attacker{cfg: c, errs: make(chan error, 1024), answering: map[string]*nats.Subscription{}, watched: map[string]int{}}
 	var err error
 	if c.mode == "server" {
 		err = a.serve()
@@ -253,6 +257,10 @@ func (a *attacker) run(c cmd) map[string]any {
 		return map[string]any{"refused": false}
 	case "request":
 		return a.request(c, wait)
+	case "answer":
+		return a.answer(c)
+	case "watch", "watched", "last-request":
+		return a.observe(c, wait)
 	case "flood":
 		return a.flood(c)
 	case "connections":
@@ -429,7 +437,8 @@ func (a *attacker) rawOversize(size int) map[string]any {
 }
 
 // presence publishes c.N presence broadcasts with c.Rows fake sessions each
-// (named c.Name-<i>, in c.Cwd), as host c.From (default: the attacker).
+// (named c.Name-<i>, in c.Cwd, and one named c.Also), as host c.From
+// (default: the attacker).
 func (a *attacker) presence(c cmd) map[string]any {
 	from := c.From
 	if from == "" {
@@ -441,17 +450,25 @@ func (a *attacker) presence(c cmd) map[string]any {
 			"cwd": c.Cwd, "project": "/p", "status": "idle", "state": "idle", "accepts_asks": true, "connected": true,
 			"last_seen": time.Now().UTC()}
 	}
+	if c.Also != "" {
+		rows = append(rows, map[string]any{"id": fmt.Sprintf("%032x", len(rows)+1), "name": c.Also, "target": "x", "cwd": "/also",
+			"status": "idle", "state": "idle", "connected": true, "last_seen": time.Now().UTC()})
+	}
 	data, _ := json.Marshal(map[string]any{"v": fmt.Sprintf("%x", random(6)), "full": true, "sessions": rows})
 	sent, failed := 0, ""
+	subject := "icb.pres." + tok(from)
+	if a.srv != nil { // a hub relays the presence (the victim reads only that)
+		subject = "icb.hpres." + tok(from)
+	}
 	for range max(c.N, 1) {
-		if err := a.nc.Publish("icb.pres."+tok(from), data); err != nil {
+		if err := a.nc.Publish(subject, data); err != nil {
 			failed = err.Error()
 			break
 		}
 		sent++
 	}
 	_ = a.nc.Flush()
-	perr := a.permissionError("icb.pres."+tok(from), 500*time.Millisecond)
+	perr := a.permissionError(subject, 500*time.Millisecond)
 	return map[string]any{"sent": sent, "bytes": len(data), "error": failed, "refused": perr != nil || failed != ""}
 }
 

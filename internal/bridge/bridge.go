@@ -185,18 +185,24 @@ func crlSummary(st certs.RevocationStatus) string {
 	return fmt.Sprintf("%s: %d revoked, next update %s", st.Path, st.Revoked, st.NextUpdate.UTC().Format(time.RFC3339))
 }
 
-// run serves one bridge over link until ctx ends. recheck closes links
-// that the revocation list refuses now.
-func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, recheck func()) error {
+// run serves one bridge over link until ctx ends, its presence on route.
+// recheck closes links that the revocation list refuses now.
+func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, route presenceRoute, recheck func()) error {
 	c, err := intercom.Connect(ctx, opts.Local)
 	if err != nil {
 		return fmt.Errorf("connect local broker: %w", err)
 	}
 	defer c.Close()
 	s := newSide(ctx, opts, link, c, st)
+	s.route = route
 	if err := s.subscribe(); err != nil {
 		return err
 	}
+	again := make(chan struct{}, 1)
+	c.OnReconnect(func() { // a new broker (the last one died) knows no host's sessions
+		s.reportAllAgain()
+		kick(again)
+	})
 	st.setServing()
 	s.knowPeers(ctx)
 	go s.watchCRL(ctx, recheck)
@@ -211,6 +217,7 @@ func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, rech
 		case <-c.Done():
 			return fmt.Errorf("local broker: %w", c.Err())
 		case <-t.C:
+		case <-again:
 		}
 	}
 }
@@ -233,7 +240,7 @@ func (s *side) watchCRL(ctx context.Context, recheck func()) {
 		changed, err := rev.Reload()
 		switch {
 		case err != nil && err.Error() != lastErr && (rev.Status().Loaded || s.opts.Link.CRLRequired):
-			s.log.Error("revocation list unreadable; the last one read stays in force", "err", err)
+			s.log.Error("revocation list refused (unreadable, not the CA's, or older than the one in force); the last one read stays in force", "err", err)
 		case changed:
 			st := rev.Status()
 			s.log.Info("revocation list loaded", "path", st.Path, "revoked", st.Revoked, "number", st.Number, "next_update", st.NextUpdate)

@@ -73,7 +73,7 @@ func Serve(ctx context.Context, opts Options) error {
 	opts.Log.Info("bridge serving", "listen", addr, "name", opts.Name, "peers", opts.Peers.String())
 	st := newLinkState("serve", addr, opts)
 	st.setConnected(true, nil)
-	return run(ctx, opts, link, st, auth.recheck)
+	return run(ctx, opts, link, st, hubPresence, auth.recheck)
 }
 
 // hubAuth maps each client certificate to the user of its host, with that
@@ -119,7 +119,7 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 	if cs == nil {
 		ok := subtle.ConstantTimeCompare([]byte(c.GetOpts().Token), []byte(a.secret)) == 1
 		if ok {
-			c.RegisterUser(&server.User{Username: a.self, Permissions: Permissions(a.self)})
+			c.RegisterUser(&server.User{Username: a.self, Permissions: hubPermissions(a.self, true)})
 		}
 		return ok
 	}
@@ -156,7 +156,7 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 	}
 	live[c.GetID()] = leaf
 	a.mu.Unlock()
-	c.RegisterUser(&server.User{Username: host, Permissions: Permissions(host)})
+	c.RegisterUser(&server.User{Username: host, Permissions: hubPermissions(host, false)})
 	return true
 }
 

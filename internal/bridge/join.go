@@ -60,7 +60,11 @@ func Join(ctx context.Context, opts Options) error {
 			_ = link.ForceReconnect()
 		}
 	}
-	return run(ctx, opts, link, st, recheck)
+	route := directPresence
+	if tlsFirst { // an intercom-bridge serve: it relays the presence
+		route = joinedPresence
+	}
+	return run(ctx, opts, link, st, route, recheck)
 }
 
 // CheckJoinAddr reports what is wrong with a join address, if anything.

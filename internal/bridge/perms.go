@@ -15,6 +15,7 @@ import (
 const (
 	reqPrefix   = "icb.req."
 	presPrefix  = "icb.pres."
+	relayPrefix = "icb.hpres." // presence as the embedded hub relays it, within each host's rates
 	inboxRoot   = "icb.inbox."
 	opDeliver   = "deliver"
 	opTopic     = "topic"
@@ -30,6 +31,24 @@ func reqSubject(to, from, op string) string {
 }
 
 func presSubject(host string) string { return presPrefix + token(host) }
+
+// presenceRoute is where a bridge reads the other hosts' presence (In, a
+// prefix) and publishes its own (Out). On the embedded hub no host reads
+// another's broadcast directly: the hub's own bridge reads them all,
+// limits each host's rate and bytes, and relays what passed (Relay), so
+// that one host's flood never fans out to the others. On a team's NATS
+// server, which limits no rate, the hosts read each other directly and
+// each limits the others itself.
+type presenceRoute struct {
+	In, Out string
+	Relay   bool
+}
+
+var (
+	directPresence = presenceRoute{In: presPrefix, Out: presPrefix}               // a team's NATS server
+	hubPresence    = presenceRoute{In: presPrefix, Out: relayPrefix, Relay: true} // the hub's own bridge
+	joinedPresence = presenceRoute{In: relayPrefix, Out: presPrefix}              // a host joined to an embedded hub
+)
 
 // parseReq splits a request subject into its destination, source and op.
 func parseReq(subject string) (to, from, op string, ok bool) {
@@ -49,10 +68,27 @@ func parseReq(subject string) (to, from, op string, ok bool) {
 // a team's nats-server.
 func Permissions(host string) *server.Permissions {
 	t := token(host)
+	return permissions(t, presPrefix)
+}
+
+// hubPermissions are Permissions on the embedded hub: hosts read the
+// presence the hub relays (relayPrefix), not each other's; the hub's own
+// bridge reads every broadcast and publishes the relayed ones.
+func hubPermissions(host string, hub bool) *server.Permissions {
+	t := token(host)
+	p := permissions(t, relayPrefix)
+	if hub {
+		p.Publish.Allow = append(p.Publish.Allow, relayPrefix+"*")
+		p.Subscribe.Allow = append(p.Subscribe.Allow, presPrefix+"*")
+	}
+	return p
+}
+
+func permissions(t, presenceIn string) *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{reqPrefix + "*." + t + ".*", presPrefix + t}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
-			reqPrefix + t + ".*.*", presPrefix + "*", inboxRoot + t + ".>",
+			reqPrefix + t + ".*.*", presenceIn + "*", inboxRoot + t + ".>",
 		}},
 		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: responseTTL},
 	}

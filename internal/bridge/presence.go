@@ -78,7 +78,7 @@ func (s *side) publishPresence(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if err := s.link.Publish(presSubject(s.opts.Name), out); err != nil {
+	if err := s.link.Publish(s.route.Out+token(s.opts.Name), out); err != nil {
 		s.log.Debug("publish presence", "err", err)
 	}
 }
@@ -99,15 +99,16 @@ func fitSessions(rows []wire.Session) ([]wire.Session, string) {
 	}
 }
 
-// onPresence takes another host's broadcast, within its rate.
+// onPresence takes another host's broadcast, within its rate and bytes;
+// the hub's own bridge relays what passed to the other hosts.
 func (s *side) onPresence(m *nats.Msg) {
-	host := untoken(strings.TrimPrefix(m.Subject, presPrefix))
+	host := untoken(strings.TrimPrefix(m.Subject, s.route.In))
 	if host == s.opts.Name || len(m.Data) > wire.MaxLinkPayload {
 		return // a bridge never sends more (a hostile hub might)
 	}
 	s.mu.Lock()
 	p := s.peerLocked(host)
-	if p == nil || !p.pres.Allow() {
+	if p == nil || !p.pres.Allow() || !p.presBytes.AllowN(time.Now(), len(m.Data)) {
 		if p != nil {
 			p.dropNotes++
 		}
@@ -115,6 +116,11 @@ func (s *side) onPresence(m *nats.Msg) {
 		return
 	}
 	s.mu.Unlock()
+	if s.route.Relay {
+		if err := s.link.Publish(relayPrefix+token(host), m.Data); err != nil {
+			s.log.Debug("relay presence", "host", host, "err", err)
+		}
+	}
 	var msg presenceMsg
 	if err := json.Unmarshal(m.Data, &msg); err != nil {
 		s.log.Debug("unreadable presence", "host", host, "err", err)
@@ -132,6 +138,19 @@ func (s *side) onPresence(m *nats.Msg) {
 		}
 		msg.Sessions = msg.Sessions[:min(len(msg.Sessions), s.opts.Limits.PresenceRows)]
 		p.sessions, p.version, p.fresh, p.everFull = msg.Sessions, msg.Version, true, true
+	}
+}
+
+// reportAllAgain makes the next report carry every host's last sessions,
+// changed or not: for a broker that started since (after a crash, a kill,
+// an upgrade) and knows none of them.
+func (s *side) reportAllAgain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.peers {
+		if p.everFull {
+			p.fresh = true
+		}
 	}
 }
 

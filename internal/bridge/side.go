@@ -27,6 +27,10 @@ const (
 	presSubBytes     = 16 << 20
 	presencePerSec   = 4 // presence messages accepted from one host per second
 	presencePerBurst = 8
+	// and their bytes: a full presence (at most a link payload) every few
+	// seconds and a heartbeat a second pass; a flood of big ones does not
+	presenceBytesPerSec = wire.MaxLinkPayload / 2
+	presenceBytesBurst  = 3 * wire.MaxLinkPayload
 )
 
 // side is one running bridge.
@@ -37,6 +41,7 @@ type side struct {
 	log   *slog.Logger
 	st    *linkState
 	ctx   context.Context
+	route presenceRoute
 
 	warns *rate.Limiter // warnings a peer can cause, bounded
 
@@ -50,12 +55,13 @@ type side struct {
 
 // peer is what this bridge knows of one other host.
 type peer struct {
-	host string
-	work chan *nats.Msg // its requests, handled in order
-	kick chan struct{}  // its outbox has news
-	msgs *rate.Limiter  // its messages and topic operations
-	data *rate.Limiter  // their bytes
-	pres *rate.Limiter  // its presence messages
+	host      string
+	work      chan *nats.Msg // its requests, handled in order
+	kick      chan struct{}  // its outbox has news
+	msgs      *rate.Limiter  // its messages and topic operations
+	data      *rate.Limiter  // their bytes
+	pres      *rate.Limiter  // its presence messages
+	presBytes *rate.Limiter  // their bytes
 
 	// guarded by side.mu
 	seen      time.Time      // last presence
@@ -69,7 +75,7 @@ type peer struct {
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
-	return &side{ctx: ctx, opts: opts, link: link, local: local, log: opts.Log, st: st, peers: map[string]*peer{}, pushFull: true,
+	return &side{ctx: ctx, opts: opts, link: link, local: local, log: opts.Log, st: st, route: directPresence, peers: map[string]*peer{}, pushFull: true,
 		warns: rate.NewLimiter(5, 20)}
 }
 
@@ -88,7 +94,7 @@ func (s *side) peerLocked(host string) *peer {
 	p := &peer{host: host, work: make(chan *nats.Msg, workQueue), kick: make(chan struct{}, 1),
 		msgs: rate.NewLimiter(rate.Limit(l.MsgsPerSec), max(burst, 1)),
 		data: rate.NewLimiter(rate.Limit(l.BytesPerSec), int(max(4*l.BytesPerSec, 2*wire.MaxLinkPayload))),
-		pres: rate.NewLimiter(presencePerSec, presencePerBurst)}
+		pres: rate.NewLimiter(presencePerSec, presencePerBurst), presBytes: rate.NewLimiter(presenceBytesPerSec, presenceBytesBurst)}
 	s.peers[host] = p
 	go s.worker(p)
 	go s.drainLoop(s.ctx, p)
@@ -108,7 +114,7 @@ func (s *side) subscribe() error {
 		return fmt.Errorf("link subscribe: %w", err)
 	}
 	_ = req.SetPendingLimits(linkSubMsgs, linkSubBytes)
-	pres, err := s.link.Subscribe(presPrefix+"*", s.onPresence)
+	pres, err := s.link.Subscribe(s.route.In+"*", s.onPresence)
 	if err != nil {
 		return fmt.Errorf("link subscribe: %w", err)
 	}

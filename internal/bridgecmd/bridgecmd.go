@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/render"
 )
 
 type cli struct {
@@ -73,7 +74,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.JSON {
 			h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv})
 		}
-		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, json: c.JSON, log: slog.New(h)}
+		e := &env{ctx: ctx, stdout: stdout, stderr: stderr, json: c.JSON, log: slog.New(render.LogHandler(h))}
 		return e.report(kctx.Run(e))
 	})
 }

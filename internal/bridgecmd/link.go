@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/render"
 	"os"
 	"os/signal"
 	"strconv"
@@ -263,9 +264,9 @@ func (f *linkFlags) printer(e *env) func(bridge.Event) {
 		case "connecting":
 			fmt.Fprintf(e.stdout, "bridge %s connecting to %s…\n", f.Name, ev.Addr)
 		case "refused":
-			fmt.Fprintf(e.stdout, "link refused (%s): %s\n", ev.Addr, ev.Error)
+			fmt.Fprintf(e.stdout, "link refused (%s): %s\n", render.Line(ev.Addr), render.Line(ev.Error))
 		case "down":
-			fmt.Fprintf(e.stdout, "link down (%s): %s\n", ev.Addr, ev.Error)
+			fmt.Fprintf(e.stdout, "link down (%s): %s\n", render.Line(ev.Addr), render.Line(ev.Error))
 		}
 	}
 }

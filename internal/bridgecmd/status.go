@@ -7,6 +7,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -52,10 +53,10 @@ func statusText(st *wire.BridgeStatusReply) string {
 		if !br.Connected {
 			link = "DOWN"
 		}
-		fmt.Fprintf(&b, "Bridge %s: %s %s, link %s since %s (pid %d)\n", br.Name, br.Mode, br.Addr, link, br.Since.Local().Format(time.DateTime), br.Pid)
-		fmt.Fprintf(&b, "  peers: %s\n  revocation list: %s\n", br.Peers, br.CRL)
+		fmt.Fprintf(&b, "Bridge %s: %s %s, link %s since %s (pid %d)\n", render.Line(br.Name), render.Line(br.Mode), render.Line(br.Addr), link, br.Since.Local().Format(time.DateTime), br.Pid)
+		fmt.Fprintf(&b, "  peers: %s\n  revocation list: %s\n", render.Line(br.Peers), render.Line(br.CRL))
 		if br.LastError != "" {
-			fmt.Fprintf(&b, "  last error (%s): %s\n", br.ErrorAt.Local().Format(time.TimeOnly), br.LastError)
+			fmt.Fprintf(&b, "  last error (%s): %s\n", br.ErrorAt.Local().Format(time.TimeOnly), render.Line(br.LastError))
 		}
 	}
 	if len(st.Hosts) == 0 {
@@ -73,9 +74,9 @@ func statusText(st *wire.BridgeStatusReply) string {
 			seen = humanize.Time(h.LastReport)
 		}
 		fmt.Fprintf(&b, "\n• %s — %s, %d sessions, outbox %d, here: %d unread (%s), %d topic records, %d subscriptions; reported %s",
-			h.Host, state, h.Sessions, h.Outbox, h.InboxQueued, humanize.IBytes(uint64(max(h.InboxBytes, 0))), h.Records, h.Subs, seen)
+			render.Line(h.Host), state, h.Sessions, h.Outbox, h.InboxQueued, humanize.IBytes(uint64(max(h.InboxBytes, 0))), h.Records, h.Subs, seen)
 		if h.LastError != "" {
-			fmt.Fprintf(&b, "\n  last error: %s", h.LastError)
+			fmt.Fprintf(&b, "\n  last error: %s", render.Line(h.LastError)) // another host's refusal, quoted
 		}
 	}
 	return b.String()

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -13,8 +12,7 @@ import (
 // "topic@host" (forwardTopic); a remote session reaches only the topics
 // this host exports to its host (bridgeTopic): names starting with one of
 // the exported prefixes, never a name with '@' (no pivot to a third host).
-// On an exported topic, a remote release is honoured only from the
-// resource's current holder.
+// Ownership follows its holder there as here (ownership.go).
 
 // forwardTopic runs a topic operation for "topic@host" on the bridged host.
 func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
@@ -28,13 +26,16 @@ func (b *Broker) forwardTopic(host string, req wire.BridgeTopic) (*wire.BridgeTo
 	}
 	var out wire.Reply[wire.BridgeTopicReply]
 	if err := json.Unmarshal(msg.Data, &out); err != nil {
-		return nil, fmt.Errorf("topic on %s: %w", host, err)
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: unreadable reply: %v", host, err)
 	}
 	if out.Error != nil {
 		return nil, out.Error
 	}
 	if out.Result == nil {
-		return nil, fmt.Errorf("topic on %s: empty reply", host)
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: empty reply", host)
+	}
+	if err := out.Result.CheckReply(req.Op); err != nil {
+		return nil, wire.Errorf(wire.CodeInternal, "topic on %s: malformed reply: %v", host, err)
 	}
 	return out.Result, nil
 }
@@ -134,10 +135,8 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	if err := wire.ValidatePublish(&pub); err != nil {
 		return nil, err
 	}
-	if pub.Event == wire.EventRelease || pub.Ownership == wire.OwnershipReleased {
-		if err := b.checkHolder(pub, peer); err != nil {
-			return nil, err
-		}
+	if releases(pub) && pub.Resource == "" {
+		return nil, wire.Errorf(wire.CodeBadRequest, "a release over the bridge must name the resource it releases (--resource)")
 	}
 	var old storedRecord
 	existed := false
@@ -170,42 +169,19 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	return &wire.BridgeTopicReply{Publish: res}, nil
 }
 
-// checkHolder refuses a remote release of a resource that another session
-// holds (or that nobody holds: the release would only wake waiters).
-func (b *Broker) checkHolder(pub wire.PublishRequest, peer wire.Peer) error {
-	if pub.Resource == "" {
-		return wire.Errorf(wire.CodeBadRequest, "a release over the bridge must name the resource it releases (--resource)")
-	}
-	res, err := b.topics(wire.TopicsRequest{Topic: pub.Topic})
-	if err != nil {
-		return err
-	}
-	for _, ti := range res.Topics {
-		for _, rs := range ti.Resources {
-			if rs.Resource != pub.Resource {
-				continue
-			}
-			if rs.Holder != nil && rs.Holder.ID == peer.ID && rs.State != wire.OwnershipReleased {
-				return nil
-			}
-			holder := "nobody"
-			if rs.Holder != nil && rs.State != wire.OwnershipReleased {
-				holder = rs.Holder.Name
-			}
-			return wire.Errorf(wire.CodeBadRequest, "resource %s on %s is held by %s; only its holder can release it", pub.Resource, pub.Topic, holder)
-		}
-	}
-	return wire.Errorf(wire.CodeBadRequest, "resource %s on %s is held by nobody; only its holder can release it", pub.Resource, pub.Topic)
-}
-
-// remoteTopics lists the exported topics (or one of them), a page at a time.
+// remoteTopics lists the exported topics (or one of them), a page at a
+// time, within the host's listing budget (listcost.go).
 func (b *Broker) remoteTopics(req wire.BridgeTopic) (*wire.BridgeTopicReply, error) {
 	if req.Topic != "" {
 		if err := linkTopic(req.Host, req.Topic, req.Exports); err != nil {
 			return nil, err
 		}
 	}
-	all, err := b.topics(wire.TopicsRequest{Topic: req.Topic})
+	if !b.lists.allow(req.Host) {
+		return nil, quotaError(req.Host, "lists topics more than its share here (%d records and subscriptions read a second); retry later", listItemsPerSec)
+	}
+	all, items, err := b.topicsRead(wire.TopicsRequest{Topic: req.Topic})
+	b.lists.charge(req.Host, items)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ type Broker struct {
 	traces   *traceTable   // delivery timelines (trace.go)
 	routes   *routeTable   // bridged hosts (bridge.go)
 	ledger   *ledger       // in-memory counts of the store (ledger.go)
+	lists    listBudget    // bridged hosts' topic listings (listcost.go)
 	idle     *idleWatch    // idle exit (idle.go)
 	listed   rowCache      // encoded list rows (list_reply.go)
 
@@ -135,6 +136,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	b := &Broker{opts: opts, log: log, start: time.Now(), tasks: newTasks(), storeDown: make(chan struct{}), closeDone: make(chan struct{})}
 	b.calls.idle.L = &b.calls.mu
 	b.traces, b.waiters, b.sends, b.ledger = newTraceTable(), newWaiterTable(), newSendState(), newLedger()
+	b.ledger.keepFor = b.retryMemory()
 	b.asks, b.routes, b.idle = newAskTable(b.tasks, b.publish), newRouteTable(b.tasks), newIdleWatch(opts.IdleExit, b.tasks)
 	var natsDone chan error // the NATS server starts while the store opens
 	defer func() {

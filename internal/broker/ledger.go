@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -22,6 +23,8 @@ type ledger struct {
 	outbox map[string]int         // host → messages waiting to be forwarded to it
 	remote map[string]remoteEntry // inbox key → a stored message from a bridged host
 	hosts  map[string]*hostUsage  // bridged host → what it holds here
+	// how long a message's dedupe and ack keys are kept (the retry memory)
+	keepFor time.Duration
 }
 
 type remoteEntry struct {
@@ -35,14 +38,16 @@ type hostUsage struct {
 	bytes       int64 // their size
 	records     int   // current topic records of its sessions
 	recordBytes int64
-	subs        int // topic subscriptions of its sessions
+	subs        int     // topic subscriptions of its sessions
+	kept        keptLog // bookkeeping of its messages, kept for the retry memory (kept.go)
 	// accepted for commit, not yet stored: counted against the quota
 	reserved      int
 	reservedBytes int64
 }
 
 func newLedger() *ledger {
-	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[string]remoteEntry{}, hosts: map[string]*hostUsage{}}
+	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[string]remoteEntry{}, hosts: map[string]*hostUsage{},
+		keepFor: DefaultRetryMemory}
 }
 
 // originHost is the bridged host a stored message came from, "" for a
@@ -155,8 +160,9 @@ func (l *ledger) loadMessage(k string, v []byte) {
 	l.storedLocked(k, &m)
 }
 
-// load adds the topic records and subscriptions to the ledger (once, at
-// start; the stored messages came through loadMessage).
+// load adds the topic records, subscriptions and remote messages'
+// bookkeeping to the ledger (once, at start; the stored messages came
+// through loadMessage).
 func (l *ledger) load(st *store.Store) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -177,6 +183,10 @@ func (l *ledger) load(st *store.Store) error {
 			if sid, ok := store.TopicKeySession(k); ok {
 				l.topicUsageLocked(sid, 0, 0, 1)
 			}
+			return true
+		})
+		txn.Keys(store.DedupeKeysAll, func(k string) bool {
+			l.loadKeptLocked(k)
 			return true
 		})
 		return nil
@@ -228,6 +238,9 @@ func (l *ledger) reserve(host string, size int64, lim wire.BridgeLimits, known b
 		}
 		if u.bytes+u.reservedBytes+size > lim.InboxBytes {
 			return quotaError(host, "has %d bytes of unread messages here (max %d); retry once they are read", u.bytes, lim.InboxBytes)
+		}
+		if err := l.keptLocked(u, host, lim); err != nil {
+			return err
 		}
 	}
 	u.reserved++

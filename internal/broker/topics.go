@@ -170,6 +170,9 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 				return err
 			}
 		}
+		if err := b.checkOwnership(txn, req, peer); err != nil {
+			return err
+		}
 		if v, err := txn.Get(store.TopicRecordKey(req.Topic, peer.ID)); err == nil {
 			var old storedRecord
 			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
@@ -281,8 +284,14 @@ func (b *Broker) topicsAnywhere(req wire.TopicsRequest) (*wire.TopicsReply, erro
 
 // topics reads current records, subscribers and resource owners.
 func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
+	out, _, err := b.topicsRead(req)
+	return out, err
+}
+
+// topicsRead is topics, and how many records and subscriptions it read.
+func (b *Broker) topicsRead(req wire.TopicsRequest) (*wire.TopicsReply, int, error) {
 	if err := wire.ValidateTopics(req); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var recs []storedRecord
 	var subs []storedSub
@@ -306,7 +315,7 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	byTopic := map[string]*wire.TopicInfo{}
 	get := func(t string) *wire.TopicInfo {
@@ -366,7 +375,7 @@ func (b *Broker) topics(req wire.TopicsRequest) (*wire.TopicsReply, error) {
 		out.Topics = append(out.Topics, *ti)
 	}
 	sort.Slice(out.Topics, func(i, j int) bool { return out.Topics[i].Topic < out.Topics[j].Topic })
-	return out, nil
+	return out, len(recs) + len(subs), nil
 }
 
 // dropSubscriptions removes every subscription of a forgotten session.

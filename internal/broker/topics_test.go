@@ -135,3 +135,73 @@ func TestForgetDropsSubscriptions(t *testing.T) {
 	}
 	wantCode(t, "forget twice", w.c.Forget(ctx, z.ID()), wire.CodeNotFound)
 }
+
+// Ownership follows its holder (issue 29): while alpha holds db, neither a
+// second local session nor a remote one can claim it or release it, in
+// either order, and alpha's --await-release waiter is not woken; once alpha
+// releases it, another may claim it. (On main the claim was accepted, the
+// resource's state being the newest record naming it, and the release that
+// followed was honoured.)
+func TestOwnershipFollowsItsHolder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	a, z, waiter := w.attach("alpha"), w.attach("zulu"), w.attach("waiter")
+	w.reportBeta(true)
+	if _, err := w.c.Subscribe(ctx, waiter.ID(), "shared/deploy", true); err != nil {
+		t.Fatal(err)
+	}
+	hold := wire.PublishRequest{From: a.ID(), Topic: "shared/deploy", Message: "deploying", Resource: "db", Ownership: wire.OwnershipHeld}
+	if _, err := w.c.Publish(ctx, hold); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(from string) wire.PublishRequest {
+		return wire.PublishRequest{From: from, Topic: "shared/deploy", Message: "mine now", Resource: "db", Ownership: wire.OwnershipHeld}
+	}
+	release := func(from string) wire.PublishRequest {
+		return wire.PublishRequest{From: from, Topic: "shared/deploy", Event: wire.EventRelease, Message: "free", Resource: "db", Ownership: wire.OwnershipReleased}
+	}
+	remote := func(pub wire.PublishRequest) error {
+		pub.From = ""
+		_, err := call[wire.BridgeTopicReply](t, w.c, wire.SubjBridgeTopic, wire.BridgeTopic{Host: "beta", Op: "publish",
+			From: wire.Peer{ID: bob, Name: "bob"}, Publish: &pub, Exports: []string{"shared"}})
+		return err
+	}
+	local := func(pub wire.PublishRequest) error { _, err := w.c.Publish(ctx, pub); return err }
+	for _, order := range [][2]string{{"claim", "release"}, {"release", "claim"}} {
+		for who, do := range map[string]func(wire.PublishRequest) error{"zulu": local, "bob@beta": remote} {
+			for _, step := range order {
+				req := claim(z.ID())
+				if step == "release" {
+					req = release(z.ID())
+				}
+				wantCode(t, who+" "+step+"s alpha's db", do(req), wire.CodeResourceHeld)
+			}
+		}
+	}
+	topics, _ := w.c.Topics(ctx, "shared/deploy")
+	if rs := topics[0].Resources; len(rs) != 1 || rs[0].State != wire.OwnershipHeld || rs[0].Holder.ID != a.ID() {
+		t.Fatalf("db after the attempts: %+v, want held by alpha", rs)
+	}
+	// The holder releases: the waiter wakes, and then another may claim.
+	if _, err := w.c.Publish(ctx, release(a.ID())); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, waiter); m.Event != wire.EventRelease || m.From.ID != a.ID() {
+		t.Fatalf("waiter woken by %+v, want alpha's release", m)
+	}
+	if err := remote(claim("")); err != nil {
+		t.Fatalf("bob claims the free db: %v", err)
+	}
+	wantCode(t, "zulu claims bob's db", local(claim(z.ID())), wire.CodeResourceHeld)
+	wantCode(t, "alpha releases bob's db", local(release(a.ID())), wire.CodeResourceHeld)
+	if err := remote(release("")); err != nil {
+		t.Fatalf("bob releases its db: %v", err)
+	}
+	if m := recv(t, waiter); m.Event != wire.EventRelease || m.From.ID != bob+"@beta" {
+		t.Fatalf("waiter woken by %+v, want bob's release", m)
+	}
+	if err := local(claim(z.ID())); err != nil {
+		t.Fatalf("zulu claims the free db: %v", err)
+	}
+}

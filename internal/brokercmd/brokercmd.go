@@ -19,6 +19,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/render"
 )
 
 type cmd struct {
@@ -100,7 +101,7 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 	} else {
 		h = slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})
 	}
-	fold := brokerlog.Fold(h, brokerlog.FoldWindow)
+	fold := brokerlog.Fold(render.LogHandler(h), brokerlog.FoldWindow)
 	defer fold.Flush()
 	log := slog.New(fold)
 	stopProfiles, err := startProfiles(c.CPUProfile, c.MemProfile)

@@ -176,5 +176,8 @@ func Issue(dir, name string, notBefore time.Time, validFor time.Duration) error 
 	if err := writeKey(keyPath, key); err != nil {
 		return err
 	}
-	return writePEM(crt, "CERTIFICATE", der, 0o644)
+	if err := writePEM(crt, "CERTIFICATE", der, 0o644); err != nil {
+		return err
+	}
+	return recordIssued(dir, name, sn, tmpl.NotAfter)
 }

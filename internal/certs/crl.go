@@ -26,14 +26,19 @@ const DefaultCRLValidity = 365 * 24 * time.Hour
 // its NextUpdate.
 var ErrStaleCRL = errors.New("the revocation list is past its NextUpdate")
 
-// Revoke adds name's certificate to dir/ca.crl, valid for validFor (0: the
-// default).
+// ErrOlderCRL is returned by Reload for a list whose CRL number is not
+// above the one in force: an older list copied back (validly signed, it
+// may not revoke a host revoked since). The list in force stays.
+var ErrOlderCRL = errors.New("revocation list older than the one in force")
+
+// Revoke adds every certificate the CA in dir issued to name (its record,
+// and dir/name.crt) to dir/ca.crl, valid for validFor (0: the default).
 func Revoke(dir, name string, validFor time.Duration) error {
 	ca, caKey, err := loadCA(dir)
 	if err != nil {
 		return err
 	}
-	cert, err := LoadCert(filepath.Join(dir, name+".crt"))
+	serials, err := serialsOf(dir, name)
 	if err != nil {
 		return err
 	}
@@ -41,12 +46,15 @@ func Revoke(dir, name string, validFor time.Duration) error {
 	if err != nil {
 		return err
 	}
+	listed := map[string]bool{}
 	for _, e := range entries {
-		if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
-			return writeCRL(dir, ca, caKey, entries, number, validFor)
+		listed[e.SerialNumber.String()] = true
+	}
+	for _, sn := range serials {
+		if !listed[sn.String()] {
+			entries = append(entries, x509.RevocationListEntry{SerialNumber: sn, RevocationTime: time.Now()})
 		}
 	}
-	entries = append(entries, x509.RevocationListEntry{SerialNumber: cert.SerialNumber, RevocationTime: time.Now()})
 	return writeCRL(dir, ca, caKey, entries, number, validFor)
 }
 
@@ -64,16 +72,21 @@ func RefreshCRL(dir string, validFor time.Duration) error {
 	return writeCRL(dir, ca, caKey, entries, number, validFor)
 }
 
-// currentEntries reads the entries of dir's CRL and the next CRL number.
+// currentEntries reads the entries of dir's CRL and the next CRL number:
+// above that list's and above the last one the CA recorded.
 func currentEntries(dir string, ca *x509.Certificate) ([]x509.RevocationListEntry, *big.Int, error) {
+	last := lastCRLNumber(dir)
 	old, err := LoadCRL(filepath.Join(dir, CRL), ca)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, big.NewInt(1), nil
+		return nil, last.Add(last, big.NewInt(1)), nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return old.RevokedCertificateEntries, new(big.Int).Add(old.Number, big.NewInt(1)), nil
+	if old.Number != nil && old.Number.Cmp(last) > 0 {
+		last = old.Number
+	}
+	return old.RevokedCertificateEntries, new(big.Int).Add(last, big.NewInt(1)), nil
 }
 
 func writeCRL(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, entries []x509.RevocationListEntry, number *big.Int, validFor time.Duration) error {
@@ -91,6 +104,9 @@ func writeCRL(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, entries
 	}, ca, caKey)
 	if err != nil {
 		return fmt.Errorf("write revocation list: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, CRLNumber), []byte(number.String()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("record the CRL number: %w", err)
 	}
 	tmp := filepath.Join(dir, CRL+".tmp")
 	os.Remove(tmp)
@@ -136,7 +152,7 @@ type Revocation struct {
 	loaded  bool
 	revoked map[string]bool
 	next    time.Time
-	number  string
+	number  *big.Int // of the list in force: a list is taken only with a higher one
 	stamp   [32]byte // hash of the file last loaded
 }
 
@@ -164,7 +180,9 @@ func NewRevocation(path string, required bool, ca *x509.Certificate) (*Revocatio
 }
 
 // Reload re-reads the list if the file changed since the last load. It
-// reports whether a new list is in force. On error the previous list stays.
+// reports whether a new list is in force. On error the previous list stays:
+// an unreadable file, one not signed by the CA, and one whose CRL number
+// is not above the list in force (ErrOlderCRL: numbers never go backwards).
 func (r *Revocation) Reload() (bool, error) {
 	data, err := bounded.ReadFile(r.path, r.path, maxPEM)
 	if err != nil {
@@ -181,17 +199,21 @@ func (r *Revocation) Reload() (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	number := crl.Number
+	if number == nil {
+		number = new(big.Int)
+	}
 	revoked := make(map[string]bool, len(crl.RevokedCertificateEntries))
 	for _, e := range crl.RevokedCertificateEntries {
 		revoked[e.SerialNumber.String()] = true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.loaded, r.revoked, r.next, r.stamp = true, revoked, crl.NextUpdate, stamp
-	r.number = ""
-	if crl.Number != nil {
-		r.number = crl.Number.String()
+	if r.loaded && number.Cmp(r.number) <= 0 {
+		return false, fmt.Errorf("%s: %w: its CRL number %s is not above %s; refused, the list numbered %s stays in force (write a new one with `intercom-bridge certs crl`)",
+			r.path, ErrOlderCRL, number, r.number, r.number)
 	}
+	r.loaded, r.revoked, r.next, r.stamp, r.number = true, revoked, crl.NextUpdate, stamp, number
 	return true, nil
 }
 
@@ -216,6 +238,10 @@ func (r *Revocation) Check(cert *x509.Certificate) error {
 func (r *Revocation) Status() RevocationStatus {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return RevocationStatus{Path: r.path, Loaded: r.loaded, Revoked: len(r.revoked), Number: r.number,
+	number := ""
+	if r.number != nil {
+		number = r.number.String()
+	}
+	return RevocationStatus{Path: r.path, Loaded: r.loaded, Revoked: len(r.revoked), Number: number,
 		NextUpdate: r.next, Stale: r.loaded && !r.next.IsZero() && time.Now().After(r.next)}
 }

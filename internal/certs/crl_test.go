@@ -1,6 +1,7 @@
 package certs
 
 import (
+	"crypto/x509"
 	"errors"
 	"os"
 	"path/filepath"
@@ -95,5 +96,89 @@ func TestPeersAndHostName(t *testing.T) {
 	leaf.DNSNames = []string{"other"}
 	if _, err := HostName(leaf); err == nil {
 		t.Errorf("HostName accepted a CN that is not a DNS name")
+	}
+}
+
+// CRL numbers never go back (issue 29): a validly signed older list copied
+// over the current one is refused loudly and the list in force stays (on
+// main it was taken, and a revoked host linked again); a lost ca.crl does
+// not restart the numbers (the CA records the last one).
+func TestOlderCRLRefused(t *testing.T) {
+	dir := ca(t, "alpha", "beta")
+	if err := RefreshCRL(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	older, err := os.ReadFile(filepath.Join(dir, CRL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := material(dir, "alpha", "beta").Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := l.Revocation
+	beta, _ := LoadCert(filepath.Join(dir, "beta.crt"))
+	if err := Revoke(dir, "beta", 0); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := rev.Reload(); !changed || err != nil || rev.Check(beta) == nil {
+		t.Fatalf("reload after revoking: %v %v, beta %v", changed, err, rev.Check(beta))
+	}
+	if err := os.WriteFile(filepath.Join(dir, CRL), older, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := rev.Reload(); changed || !errors.Is(err, ErrOlderCRL) || !strings.Contains(err.Error(), "CRL number 1 is not above 2") {
+		t.Fatalf("older list: %v %v", changed, err)
+	}
+	if rev.Check(beta) == nil || rev.Status().Number != "2" {
+		t.Fatalf("after the older list: beta %v, status %+v", rev.Check(beta), rev.Status())
+	}
+	// ca.crl lost at the CA: the next list is numbered 3, and taken.
+	os.Remove(filepath.Join(dir, CRL))
+	if err := Revoke(dir, "beta", 0); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := rev.Reload(); !changed || err != nil || rev.Status().Number != "3" || rev.Check(beta) == nil {
+		t.Fatalf("the list after a lost ca.crl: %v %v %+v", changed, err, rev.Status())
+	}
+}
+
+// Revoking a host revokes every certificate the CA issued to it (issue
+// 29): one stolen before a reissue too (on main only the serial in the
+// current HOST.crt was revoked).
+func TestRevokeByNameRevokesEveryCertificate(t *testing.T) {
+	dir := ca(t, "alpha", "beta")
+	stolen, _ := LoadCert(filepath.Join(dir, "beta.crt"))
+	for _, f := range []string{"beta.crt", "beta.key"} { // the reissue
+		if err := os.Rename(filepath.Join(dir, f), filepath.Join(dir, "old-"+f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	issueNow(t, dir, "beta")
+	current, _ := LoadCert(filepath.Join(dir, "beta.crt"))
+	if err := Revoke(dir, "beta", 0); err != nil {
+		t.Fatal(err)
+	}
+	l, err := material(dir, "alpha", "beta").Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RefreshCRL(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Revocation.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]*x509.Certificate{"the stolen certificate": stolen, "the current one": current} {
+		if err := l.Revocation.Check(c); err == nil {
+			t.Errorf("%s of beta is not revoked", what)
+		}
+	}
+	alpha, _ := LoadCert(filepath.Join(dir, "alpha.crt"))
+	if err := l.Revocation.Check(alpha); err != nil {
+		t.Errorf("alpha: %v", err)
+	}
+	if err := Revoke(dir, "nobody", 0); err == nil {
+		t.Errorf("revoking a name the CA never issued to: accepted")
 	}
 }

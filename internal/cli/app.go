@@ -19,6 +19,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -112,14 +113,14 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 	if c.Verbose {
 		level = slog.LevelDebug
 	}
-	e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	e.log = slog.New(render.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	if err := e.loadConfig(); err != nil {
 		if strings.HasPrefix(command, "doctor") { // doctor reports it as a check
 			e.configErr = err
 			return e.report(do(e))
 		}
 		if hookLike(command, c) { // a hook never blocks the agent
-			fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(command)[0], strings.ReplaceAll(err.Error(), "\n", " "))
+			fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(command)[0], render.OneLine(err.Error()))
 			return 0
 		}
 		return e.report(err)

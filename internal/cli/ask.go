@@ -10,6 +10,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/progress"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -98,9 +99,10 @@ func (a *AskCmd) Run(e *env) error {
 		reply := toJSON(*res.Reply)
 		return e.printJSON(schema.Ask{OK: true, AskID: res.AskID, To: res.To.Target, Reply: &reply})
 	}
-	fmt.Fprintf(e.stdout, "Reply from %s:\n\n%s\n", res.Reply.From.Name, strings.TrimRight(res.Reply.Text, "\n"))
+	sender := res.Reply.From
+	fmt.Fprintf(e.stdout, "Reply from %s:\n\n%s\n", render.Line(sender.Name), render.Body(sender, strings.TrimRight(res.Reply.Text, "\n")))
 	for _, at := range res.Reply.Attachments {
-		fmt.Fprintf(e.stdout, "\n--- %s: %s ---\n%s\n", at.Type, at.Name, at.Content)
+		fmt.Fprintf(e.stdout, "\n--- %s: %s ---\n%s\n", render.Line(at.Type), render.Line(at.Name), render.Body(sender, at.Content))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -104,7 +105,7 @@ func (cc *ContactCmd) Run(e *env) error {
 	if e.g.JSON {
 		return e.printJSON(out)
 	}
-	fmt.Fprintf(e.stdout, "Reply from supervisor: %s\n", r.Text)
+	fmt.Fprintf(e.stdout, "Reply from supervisor: %s\n", render.Text(r.Text))
 	if out.StructuredReplyError != "" {
 		fmt.Fprintf(e.stdout, "(structured reply not usable: %s)\n", out.StructuredReplyError)
 	}

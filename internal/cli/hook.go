@@ -8,6 +8,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/mcpserver"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -44,7 +45,7 @@ Examples:
 // one line on stderr.
 func (h *HookCmd) Run(e *env) error {
 	if err := h.run(e); err != nil {
-		fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, strings.ReplaceAll(err.Error(), "\n", " "))
+		fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, render.OneLine(err.Error()))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/proctree"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -58,7 +59,7 @@ func (w *WaitCmd) Run(e *env) error {
 	err := w.wait(e)
 	var ex kongrun.ExitError
 	if err != nil && !(errors.As(err, &ex) && ex.Code == 2) {
-		fmt.Fprintf(e.stderr, "intercom wait: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		fmt.Fprintf(e.stderr, "intercom wait: %s\n", render.OneLine(err.Error()))
 		return nil
 	}
 	return err

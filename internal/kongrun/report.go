@@ -12,6 +12,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/duration"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/spawn"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -68,7 +69,7 @@ func PrintError(name string, stdout, stderr io.Writer, jsonOut bool, err error, 
 		msg = "interrupted"
 	}
 	if !jsonOut || stdout == nil {
-		fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+		fmt.Fprintf(stderr, "%s: %s\n", name, render.OneLine(msg))
 		return
 	}
 	body := schema.ErrorBody{Code: code, Message: msg}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // The escaping rule. What a renderer prints of a message or a session may
@@ -12,11 +14,18 @@ import (
 // control characters (C0, DEL, C1 such as the 8-bit CSI), bidirectional
 // controls and line or paragraph separators are shown as escapes (\r, \n,
 // \x1b, \u202e). Line is for one-line fields; Text keeps the line breaks
-// and tabs of a message body. Renderers call them; nothing else prints
-// remote data.
+// and tabs of a message body; Body picks the rule for a message's sender.
+// Renderers and every command that prints what the broker answered (its
+// error lines included: kongrun.PrintError) call them; nothing else prints
+// remote data. Logs are escaped by slog's text and JSON handlers.
 
 // Line makes s safe as (part of) one line of output.
 func Line(s string) string { return escape(s, false) }
+
+// OneLine is an error message or a note as one safe line: its line breaks
+// become spaces, every other control is escaped (it may quote another
+// machine's refusal).
+func OneLine(s string) string { return Line(strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")) }
 
 // Text makes a message body safe: its newlines and tabs are kept, every
 // other control is escaped.
@@ -64,6 +73,15 @@ func escape(s string, body bool) string {
 func headerLike(line string) bool {
 	l := strings.TrimLeft(line, " \t>")
 	return strings.HasPrefix(l, "**From ") || strings.HasPrefix(l, "**Topic ")
+}
+
+// Body makes the text (a body, an attachment) of a message from sender
+// safe: Text, and for a sender on another machine remoteBody.
+func Body(sender wire.Peer, s string) string {
+	if _, _, remote := wire.SplitRemote(sender.ID); remote {
+		return remoteBody(s)
+	}
+	return Text(s)
 }
 
 // remoteBody escapes a body from another machine: Text, and each line that

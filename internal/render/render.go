@@ -25,10 +25,7 @@ func Tildify(p string) string {
 // is escaped (Line, Text); a sender on another machine is shown as
 // name@host in the header line, and its body cannot fake another header.
 func Message(w io.Writer, m wire.Message, hint string) {
-	body := Text
-	if _, _, remote := wire.SplitRemote(m.From.ID); remote {
-		body = remoteBody
-	}
+	body := func(s string) string { return Body(m.From, s) }
 	at := m.SentAt.Local().Format("15:04:05")
 	if m.Topic != "" {
 		own := ""

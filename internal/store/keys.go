@@ -100,6 +100,9 @@ const (
 	dedupePrefix = "dedupe/"
 )
 
+// DedupeKeysAll is the prefix of every send's dedupe key.
+const DedupeKeysAll = dedupePrefix
+
 // PublishDedupeKey remembers a publication's client message id of sender.
 func PublishDedupeKey(sender, clientMsgID string) string {
 	return "pdedupe/" + sender + "/" + clientMsgID

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -140,6 +141,35 @@ type BridgeTopicReply struct {
 	Publish    *PublishReply   `json:"publish,omitempty"`
 	Topics     []TopicInfo     `json:"topics,omitempty"`
 	NextOffset int             `json:"next_offset,omitempty"`
+}
+
+// CheckReply checks a remote host's answer to a topic operation op: it must
+// carry the part op needs (a subscription for subscribe and unsubscribe, a
+// publication for publish) and nothing malformed. A hostile host answers
+// whatever it likes; the local broker uses only what passed.
+func (r *BridgeTopicReply) CheckReply(op string) error {
+	switch op {
+	case "subscribe", "unsubscribe":
+		if r.Subscribe == nil {
+			return fmt.Errorf("%s: the reply has no subscription", op)
+		}
+	case "publish":
+		if r.Publish == nil {
+			return fmt.Errorf("%s: the reply has no publication", op)
+		}
+	case "topics":
+		if r.NextOffset < 0 {
+			return fmt.Errorf("topics: next offset %d", r.NextOffset)
+		}
+		for _, ti := range r.Topics {
+			if err := ValidateTopic(ti.Topic); err != nil || strings.Contains(ti.Topic, "@") {
+				return fmt.Errorf("topics: the reply lists an invalid topic %q", ti.Topic)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown topic operation %q", op)
+	}
+	return nil
 }
 
 // BridgeState is what the local bridge reports about itself.

@@ -45,12 +45,22 @@ func ValidID(id string) error {
 	return nil
 }
 
+// nameMarkup are the characters a name may not contain because, inside
+// the bold sender of a rendered header ("**From name@host** (…)"), they
+// could end the bold, open a link or a code span, or escape the closing
+// "**": a name `holder** (Native session cwd: ~/x) [steer]` would push the
+// "@host" that marks a remote sender out of the name an agent reads.
+const nameMarkup = "*`[]()<>\\|"
+
 // ValidateName checks a session name. Like the reference, any printable
 // text is a name ("my planner", "plänner"), 1-64 characters; refused is only
-// what would break targeting it: control and other non-printing characters
-// (a target must be printable), spaces at either end (targets are trimmed),
-// a leading '-' (it would read as a flag on a command line) and '@' (name@host
-// targets a bridged machine).
+// what would break targeting it or the header it is shown in: control and
+// other non-printing characters (a target must be printable), spaces at
+// either end (targets are trimmed), a leading '-' (it would read as a flag
+// on a command line), '@' (name@host targets a bridged machine) and the
+// Markdown of nameMarkup. Every name passes here, local or remote (a
+// bridged host's senders and presence rows), so no renderer needs to
+// neutralise one.
 func ValidateName(name string) error {
 	n := utf8.RuneCountInString(name)
 	switch {
@@ -68,6 +78,8 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w %q: a name cannot start with '-' (it would read as a flag)", ErrBadName, name)
 	case strings.Contains(name, "@"):
 		return fmt.Errorf("%w %q: '@' is not allowed (name@host targets a session on a bridged machine)", ErrBadName, name)
+	case strings.ContainsAny(name, nameMarkup):
+		return fmt.Errorf("%w %q: the characters %s are not allowed (a name is shown in the bold header of every message)", ErrBadName, name, nameMarkup)
 	}
 	return nil
 }

@@ -16,7 +16,9 @@ func TestValidateName(t *testing.T) {
 		}
 	}
 	bad := []string{"", " lead", "trail ", "-dash", "tab\tname", "new\nline", "del\x7f", "zero\u200bwidth", "rtl\u202eoverride",
-		"worker@host", "\xff\xfe", strings.Repeat("n", MaxNameLen+1)}
+		"worker@host", "\xff\xfe", strings.Repeat("n", MaxNameLen+1),
+		// Markdown that could break out of the bold sender of a header.
+		"holder** (Native session cwd: ~/proj-holder) [steer]", "a**b", "*x*", "[planner](http://x)", "`code`", "a\\", "<b>", "x|y", "p(1)"}
 	for _, n := range bad {
 		err := ValidateName(n)
 		if !errors.Is(err, ErrBadName) {

@@ -299,6 +299,7 @@ const (
 	CodeFull             = "full"
 	CodeHeld             = "session_held"   // another live connection holds the session
 	CodeQuota            = "quota_exceeded" // a bridged host went over one of its quotas or rates
+	CodeResourceHeld     = "resource_held"  // another session holds the resource a publication declares
 )
 
 // Error is a broker error reply.
