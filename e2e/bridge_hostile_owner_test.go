@@ -67,6 +67,7 @@ func TestBridgeHostileOwnershipServingSide(t *testing.T) {
 	holdAndWait(t, x.A, "a1", "w")
 	ownershipAttempts(t, x.hp, "")
 	stillHeld(t, x.A, "a1", "a3")
+	brgAwaitRow(t, x.G, "w@alpha", func(r map[string]any) bool { return r["connected"] == true }, "w@alpha on gamma")
 	brgMarker(t, x.G, "g1", "w@alpha", w) // the waiter was not woken
 }
 

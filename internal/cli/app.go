@@ -104,9 +104,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, stderr io.Writer, do func(*env) error) int {
 	out := stdout
 	if !streaming[strings.Fields(command)[0]] {
-		o := kongrun.NewOutput(stdout)
-		defer o.Flush()
-		out = o
+		var flush func() error
+		out, flush = kongrun.OneWrite(stdout)
+		defer flush()
 	}
 	e := &env{ctx: ctx, stdout: out, stderr: stderr, stdin: stdin, g: &c.Globals}
 	level := slog.LevelWarn

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"sync"
+
+	"github.com/intercom-dev/intercom/internal/tty"
 )
 
 // Output holds a one-shot command's standard output and writes it in one
@@ -43,4 +45,16 @@ func (o *Output) Flush() error {
 	_, err := o.w.Write(o.buf.Bytes())
 	o.buf.Reset()
 	return err
+}
+
+// OneWrite returns what a one-shot command writes its output to, and the
+// flush to run when it ends: an Output over w, or w itself when w is a
+// terminal (a person reads as it comes, a terminal never closes early, and
+// the commands that style their output for a terminal must still see it).
+func OneWrite(w io.Writer) (io.Writer, func() error) {
+	if tty.Is(w) {
+		return w, func() error { return nil }
+	}
+	o := NewOutput(w)
+	return o, o.Flush
 }

@@ -158,6 +158,12 @@ func (l Layout) AcksDir() string { return filepath.Join(l.Home, "acks") }
 // real directory, not a symlink, owned by the current user; its mode is set
 // to 0700.
 func EnsurePrivateDir(dir string) error {
+	// A home or socket dir computed from an empty or odd variable must never
+	// make a filesystem root (or the current directory) private: as root,
+	// chmod 0700 of / locks every other user out of the machine.
+	if clean := filepath.Clean(dir); clean == "." || filepath.Dir(clean) == clean {
+		return fmt.Errorf("%w: refusing to make %q a private directory", ErrUnsafe, dir)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
 	}

@@ -223,3 +223,11 @@ func TestSocketDirPrefersPrivateRuntimeDir(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(run, "missing"))
 	fallback("missing runtime dir")
 }
+
+func TestEnsurePrivateDirRefusesARoot(t *testing.T) {
+	for _, dir := range []string{"/", "", ".", "//"} {
+		if err := EnsurePrivateDir(dir); !errors.Is(err, ErrUnsafe) {
+			t.Errorf("EnsurePrivateDir(%q) = %v, want ErrUnsafe", dir, err)
+		}
+	}
+}

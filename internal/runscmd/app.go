@@ -69,9 +69,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}, func(kctx *kong.Context) int {
 		out := stdout
 		if strings.Fields(kctx.Command())[0] != "own" { // the owner prints nothing of its own; see kongrun.Output
-			o := kongrun.NewOutput(stdout)
-			defer o.Flush()
-			out = o
+			var flush func() error
+			out, flush = kongrun.OneWrite(stdout)
+			defer flush()
 		}
 		e := &env{ctx: ctx, stdout: out, stderr: stderr, g: &c.Globals,
 			log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
