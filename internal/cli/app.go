@@ -45,9 +45,9 @@ type CLI struct {
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 	Ui      UICmd      `cmd:"" name:"ui" help:"Terminal UI: watch and talk to your agent sessions."`
 
-	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
+	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code, Codex or Gemini CLI settings."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
-	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
+	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code, Codex or Gemini CLI hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -14,14 +15,15 @@ import (
 
 // HookCmd answers a harness hook.
 type HookCmd struct {
-	Harness string `arg:"" help:"claude or codex."`
-	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop."`
+	Harness string `arg:"" help:"claude, codex or gemini."`
+	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop (Gemini CLI: SessionStart, BeforeAgent, AfterTool or AfterAgent)."`
 }
 
 // Help shows examples.
 func (HookCmd) Help() string {
 	return `Reads the harness's hook JSON on stdin and answers on stdout per its
-contract (Claude Code and Codex share it):
+contract (Claude Code and Codex share it; Gemini CLI's is the same JSON
+under the names BeforeAgent, AfterTool and AfterAgent):
   SessionStart      join (register or resume) the agent's session, report idle
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
@@ -32,25 +34,46 @@ characters of whole messages; the rest waits for the next boundary, and a
 longer message comes in numbered parts. Messages are acknowledged only
 after the answer that completes them is written.
 Nothing ever blocks the agent: on any problem (bad config, broker down,
-empty or bad stdin) the hook prints one line on stderr and exits 0.
-'intercom install claude|codex' writes these hooks into the settings.
+empty or bad stdin) the hook prints one line on stderr and exits 0. For
+gemini the answer is always JSON ({} when there is nothing to say): Gemini
+CLI shows a hook's stderr to the user when its stdout is empty.
+'intercom install claude|codex|gemini' writes these hooks into the settings.
 
 Examples:
-  echo '{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/src"}' | intercom hook claude PostToolUse`
+  echo '{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/src"}' | intercom hook claude PostToolUse
+  echo '{"session_id":"abc","hook_event_name":"AfterTool","tool_name":"run_shell_command","cwd":"/src"}' | intercom hook gemini AfterTool`
 }
 
 // Run answers the hook. It always returns nil: a hook must never break the
 // agent's turn (exit 2 would block a prompt or a tool), so every problem is
 // one line on stderr.
 func (h *HookCmd) Run(e *env) error {
+	out := &countingWriter{w: e.stdout}
+	e.stdout = out
 	if err := h.run(e); err != nil {
 		fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	if out.n == 0 && h.Harness == "gemini" {
+		_, _ = out.Write(hooks.Empty)
 	}
 	return nil
 }
 
+// countingWriter counts what a hook wrote on stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
 func (h *HookCmd) run(e *env) error {
-	if err := hooks.Known(h.Harness, h.Event); err != nil {
+	event, err := hooks.Canonical(h.Harness, h.Event)
+	if err != nil {
 		return err
 	}
 	in, err := hooks.Parse(e.stdin)
@@ -59,7 +82,7 @@ func (h *HookCmd) run(e *env) error {
 	}
 	// Only SessionStart may be a first use; any later event continues a
 	// session, so a missing home was deleted under it: say so, start nothing.
-	c, err := e.connectHome(h.Event != hooks.SessionStart)
+	c, err := e.connectHome(event != hooks.SessionStart)
 	if err != nil {
 		return err
 	}
@@ -80,9 +103,9 @@ func (h *HookCmd) run(e *env) error {
 	sid := b.Session
 	e.g.Session = sid
 	opts := agentsession.DeliverOptions{Render: e.renderer(), Limit: hooks.MaxContext}
-	write := func(event string, block bool) func(string) error {
+	write := func(block bool) func(string) error {
 		return func(text string) error {
-			out := hooks.ContextOutput(event, text)
+			out := hooks.ContextOutput(h.Event, text) // the harness's own event name
 			if block {
 				out = hooks.BlockOutput(text)
 			}
@@ -90,22 +113,22 @@ func (h *HookCmd) run(e *env) error {
 			return err
 		}
 	}
-	switch h.Event {
+	switch event {
 	case hooks.SessionStart:
 		_, _ = c.SetState(e.ctx, sid, "idle", nil)
 		intro := sessionIntro(b)
 		wrote := false
 		_, err := store.Deliver(e.ctx, c, sid, opts, func(text string) error {
 			wrote = true
-			return write(hooks.SessionStart, false)(intro + "\n\n" + text)
+			return write(false)(intro + "\n\n" + text)
 		})
 		if !wrote && err == nil {
-			err = write(hooks.SessionStart, false)(intro)
+			err = write(false)(intro)
 		}
 		return err
 	case hooks.UserPromptSubmit:
 		_, _ = c.SetState(e.ctx, sid, "thinking", nil)
-		_, err := store.Deliver(e.ctx, c, sid, opts, write(hooks.UserPromptSubmit, false))
+		_, err := store.Deliver(e.ctx, c, sid, opts, write(false))
 		return err
 	case hooks.PostToolUse:
 		tool := strings.ReplaceAll(in.ToolName, " ", "_")
@@ -113,7 +136,7 @@ func (h *HookCmd) run(e *env) error {
 			tool = "unknown"
 		}
 		_, _ = c.SetState(e.ctx, sid, "tool:"+tool, nil)
-		_, err := store.Deliver(e.ctx, c, sid, opts, write(hooks.PostToolUse, false))
+		_, err := store.Deliver(e.ctx, c, sid, opts, write(false))
 		return err
 	case hooks.Stop:
 		// Idle releases queued messages; anything that would wake the agent
@@ -125,7 +148,7 @@ func (h *HookCmd) run(e *env) error {
 		blocked := false
 		_, err := store.Deliver(e.ctx, c, sid, opts, func(text string) error {
 			blocked = true
-			return write(hooks.Stop, true)(text)
+			return write(true)(text)
 		})
 		if blocked {
 			_, _ = c.SetState(e.ctx, sid, "thinking", nil)

@@ -22,7 +22,7 @@ import (
 type McpCmd struct {
 	Name    string `env:"INTERCOM_NAME" help:"Session name (default: the agent's, else alias session-<8 hex>)." placeholder:"NAME"`
 	ID      string `name:"id" env:"INTERCOM_SESSION_ID" help:"Act as this session id of its own (8-80 of A-Z a-z 0-9 _ -), not the agent's." placeholder:"ID"`
-	Harness string `enum:"claude,codex," default:"" help:"The agent harness that runs this server (install sets it): join the agent's session."`
+	Harness string `enum:"claude,codex,gemini," default:"" help:"The agent harness that runs this server (install sets it): join the agent's session."`
 }
 
 // Help shows examples.
