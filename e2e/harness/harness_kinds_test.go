@@ -63,7 +63,7 @@ var codexKind = kind{
 }
 
 // kinds are the harnesses every shared test runs against.
-var kinds = []kind{claudeKind, codexKind}
+var kinds = []kind{claudeKind, codexKind, geminiKind}
 
 // eachKind runs test as a subtest per harness, each in a fresh world with
 // the harness installed and a peer attached.

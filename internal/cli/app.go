@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -95,6 +96,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if err := e.loadConfig(); err != nil {
 			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
 				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
+				if strings.HasPrefix(kctx.Command(), "hook ") && c.Hook.Harness == "gemini" {
+					_, _ = stdout.Write(hooks.Empty) // Gemini CLI shows stderr when stdout is empty
+				}
 				return 0
 			}
 			return e.report(err)
