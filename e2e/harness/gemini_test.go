@@ -29,3 +29,47 @@ func TestGeminiToolBoundaryDelivery(t *testing.T) {
 		t.Errorf("messages still waiting after delivery: %q", left)
 	}
 }
+
+// A message sent while no gemini runs waits in the chat's inbox; `gemini
+// -r ID` resumes the chat as the same intercom session (gm-<id>, one in
+// the directory) and hands the message to the model exactly once, with
+// the chat's history (the model's earlier answer) before it.
+func TestGeminiResumeKeepsSessionAndMail(t *testing.T) {
+	w := NewWorld(t)
+	w.InstallGemini()
+	peer := w.StartPeer("peer")
+	dir := w.Project("resume")
+	ready, mail := marker("READY"), marker("MAIL")
+	m := NewGemini(t)
+	g := geminiKind.start(t, w, dir, m).(*geminiSession)
+	m.Script(Turn{Text: ready})
+	g.Turn("hello", ready)
+	before := w.AgentSession(dir, g.id)
+	if want := "gm-" + g.id; before.ID != want {
+		t.Fatalf("the Gemini chat's session is %s, want %s", before.ID, want)
+	}
+	peer.Send(before.ID, mail)
+	if left := w.Pending(before.ID); len(left) != 1 {
+		t.Fatalf("%d messages wait for the stopped chat, want 1", len(left))
+	}
+
+	var snap Snapshot
+	i := m.Script(Turn{Before: w.SnapshotIn(dir, &snap), Calls: []Call{GeminiShell("intercom send peer back-again")}}, Turn{Text: "resumed"})
+	g.Turn("carry on", "resumed")
+	g.Check(t)
+	if rows := snap.Rows(); len(rows) != 1 || rows[0].ID != before.ID || !rows[0].Connected {
+		t.Errorf("while the resumed chat worked, sessions in its directory: %+v, want only %s, connected", rows, before.ID)
+	}
+	if r := m.Answered(i); r == nil || !r.Contains(ready) {
+		t.Errorf("the resumed run's first request does not hold the chat's history (the answer %s)", ready)
+	}
+	seenOnce(t, m, mail, "message sent while the chat was not running")
+	if ev, ok := peer.WaitMessage("back-again", replyWait); !ok {
+		t.Errorf("the peer never got the resumed agent's `intercom send`")
+	} else if from := Sender(ev); from != before.ID {
+		t.Errorf("the resumed agent's `intercom send` came from %s, want %s", from, before.ID)
+	}
+	if left := w.Pending(before.ID); len(left) != 0 {
+		t.Errorf("messages still waiting after the resume: %q", left)
+	}
+}
