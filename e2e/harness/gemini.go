@@ -34,6 +34,12 @@ var geminiUserSettings = map[string]any{
 // `intercom install gemini`, which merges into them.
 func (w *World) InstallGemini() string {
 	w.t.Helper()
+	return w.InstallGeminiWith()
+}
+
+// InstallGeminiWith is InstallGemini with more install flags.
+func (w *World) InstallGeminiWith(flags ...string) string {
+	w.t.Helper()
 	if geminiBin == "" {
 		w.t.Skip("gemini: " + geminiSkip)
 	}
@@ -45,7 +51,7 @@ func (w *World) InstallGemini() string {
 	if err := os.WriteFile(filepath.Join(dir, "settings.json"), data, 0o600); err != nil {
 		w.t.Fatal(err)
 	}
-	return w.OK("install", "gemini")
+	return w.OK(append([]string{"install", "gemini"}, flags...)...)
 }
 
 // geminiEnv points Gemini CLI at model with a dummy key and trusts the

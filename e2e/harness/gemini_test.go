@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -72,4 +73,39 @@ func TestGeminiResumeKeepsSessionAndMail(t *testing.T) {
 	if left := w.Pending(before.ID); len(left) != 0 {
 		t.Errorf("messages still waiting after the resume: %q", left)
 	}
+}
+
+// With `install gemini --hold`, an agent whose turn is over (its AfterAgent
+// hook waiting, nobody typing) is woken by a steer message: the turn
+// continues with it, the model sees it once, and the continued turn's
+// AfterAgent (stop_hook_active) does not hold again, so `gemini -p` ends.
+func TestGeminiHoldWakesIdleAgent(t *testing.T) {
+	w := NewWorld(t)
+	w.InstallGeminiWith("--hold", "10m")
+	peer := w.StartPeer("peer")
+	dir := w.Project("hold")
+	wake := marker("WAKE")
+	m := NewGemini(t)
+	id := newUUID()
+	target := "gm-" + id
+	m.Script(Turn{Text: "ready"}, Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
+	g := w.RunGemini("gemini", dir, m, "hello", nil, "--session-id", id)
+	Await(t, turnTimeout, func() bool {
+		if m.Used() < 1 || len(pidsMentioning("AfterAgent\x00--hold")) == 0 {
+			return false
+		}
+		for _, s := range w.SessionsIn(dir) {
+			if s.ID == target && s.Status == "idle" {
+				return true
+			}
+		}
+		return false
+	}, "the agent's turn to end in a holding AfterAgent hook")
+	peer.Send(target, wake)
+	g.Finish(turnTimeout)
+	if got := g.AssistantText(); !strings.HasSuffix(got, "woken and handled") {
+		t.Fatalf("the run ended with %q, want the woken turn's answer", got)
+	}
+	(&geminiSession{runs: []*Gemini{g}}).Check(t)
+	seenOnce(t, m, wake, "message that woke the idle agent")
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
@@ -17,6 +18,10 @@ import (
 type HookCmd struct {
 	Harness string `arg:"" help:"claude, codex or gemini."`
 	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop (Gemini CLI: SessionStart, BeforeAgent, AfterTool or AfterAgent)."`
+	// Hold makes Stop wait for a waking message when none is there: the
+	// only way to wake an idle Gemini CLI, which keeps its turn open (and
+	// the user's typed input waiting) meanwhile.
+	Hold time.Duration `help:"Stop/AfterAgent only: when no waking message waits, wait up to DUR for one and continue the turn with it (holds the turn open meanwhile; not after a continued turn, stop_hook_active)." zero:"do not wait" placeholder:"DUR"`
 }
 
 // Help shows examples.
@@ -27,7 +32,8 @@ under the names BeforeAgent, AfterTool and AfterAgent):
   SessionStart      join (register or resume) the agent's session, report idle
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
-  Stop              report idle; if messages wait, {"decision":"block","reason":…}
+  Stop              report idle; if messages wait, {"decision":"block","reason":…};
+                    with --hold DUR and none waiting, wait up to DUR for one
 The hooks, the MCP server and the agent's shell commands act as one session
 (see 'Agents' in docs/agents.md). An answer carries at most about 9,000
 characters of whole messages; the rest waits for the next boundary, and a
@@ -146,14 +152,35 @@ func (h *HookCmd) run(e *env) error {
 		_, _ = c.SetState(e.ctx, sid, "idle", nil)
 		opts.WakeOnly, opts.ContinueOnly = true, in.StopHookActive
 		blocked := false
-		_, err := store.Deliver(e.ctx, c, sid, opts, func(text string) error {
+		block := func(text string) error {
 			blocked = true
 			return write(true)(text)
-		})
+		}
+		_, err := store.Deliver(e.ctx, c, sid, opts, block)
+		if err == nil && !blocked && h.Hold > 0 && !in.StopHookActive {
+			err = holdForWake(e, c, store, sid, h.Hold, opts, block, func() bool { return blocked })
+		}
 		if blocked {
 			_, _ = c.SetState(e.ctx, sid, "thinking", nil)
 		}
 		return err
+	}
+	return nil
+}
+
+// holdForWake waits up to d for a waking message to session and hands it
+// to block (which sets what blocked reports); it returns with nothing when
+// d passes.
+func holdForWake(e *env, c *intercom.Client, store agentsession.Store, sid string, d time.Duration, opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
+	deadline := time.Now().Add(d)
+	for left := d; left > 0 && !blocked(); left = time.Until(deadline) {
+		res, err := c.WaitInbox(e.ctx, sid, left, true)
+		if err != nil || !res.Ready {
+			return err
+		}
+		if _, err := store.Deliver(e.ctx, c, sid, opts, block); err != nil {
+			return err
+		}
 	}
 	return nil
 }

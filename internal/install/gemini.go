@@ -9,6 +9,12 @@ import (
 // timeouts are in milliseconds; the default is 60000).
 const GeminiHookTimeout = 30 * time.Second
 
+// holds reports whether Gemini's hook for event waits for a waking message
+// (install --hold): AfterAgent, the only hook an idle session runs.
+func (t Target) holds(event string) bool {
+	return t.Harness == "gemini" && t.GeminiHold > 0 && event == "AfterAgent"
+}
+
 // geminiSettings is Gemini CLI's settings file: <project>/.gemini/ for a
 // project, else .gemini/ under GEMINI_CLI_HOME, else under the home.
 func (t Target) geminiSettings() string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // applyAll plans install (add) or uninstall for t and applies the plans,
@@ -145,5 +146,47 @@ func TestGeminiInstallRefusesBrokenJSON(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) != broken {
 		t.Errorf("the broken file was changed: %q", data)
+	}
+}
+
+// --hold makes only the AfterAgent hook wait, with its timeout (in
+// milliseconds) past the wait; installing again without it takes it back.
+func TestGeminiInstallHold(t *testing.T) {
+	tg := Target{Harness: "gemini", Home: t.TempDir(), Command: "/usr/bin/intercom", GeminiHold: 10 * time.Minute}
+	applyAll(t, tg, true)
+	hooksOf := func() map[string]map[string]any {
+		t.Helper()
+		data, err := os.ReadFile(tg.geminiSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Hooks map[string][]struct {
+				Hooks []map[string]any `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[string]any{}
+		for ev, groups := range doc.Hooks {
+			if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+				t.Fatalf("%s: %d groups, want one intercom hook", ev, len(groups))
+			}
+			out[ev] = groups[0].Hooks[0]
+		}
+		return out
+	}
+	got := hooksOf()
+	if h := got["AfterAgent"]; h["command"] != "/usr/bin/intercom hook gemini AfterAgent --hold 10m0s" || h["timeout"] != float64(630000) {
+		t.Errorf("AfterAgent hook %v, want --hold 10m0s with timeout 630000 ms", h)
+	}
+	if h := got["AfterTool"]; strings.Contains(h["command"].(string), "--hold") || h["timeout"] != float64(30000) {
+		t.Errorf("AfterTool hook %v holds too", h)
+	}
+	tg.GeminiHold = 0
+	applyAll(t, tg, true)
+	if h := hooksOf()["AfterAgent"]; h["command"] != "/usr/bin/intercom hook gemini AfterAgent" {
+		t.Errorf("after installing without --hold: %v", h)
 	}
 }

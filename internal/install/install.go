@@ -37,6 +37,9 @@ type Target struct {
 	// GeminiHome is GEMINI_CLI_HOME: where Gemini CLI keeps .gemini/
 	// instead of Home ("" for Home).
 	GeminiHome string
+	// GeminiHold, when set, makes Gemini CLI's AfterAgent hook wait that
+	// long for a waking message (`intercom hook gemini AfterAgent --hold`).
+	GeminiHold time.Duration
 	Command    string // absolute path of the intercom binary
 }
 
@@ -54,7 +57,11 @@ func (t Target) files() (hooksFile, mcpFile string) {
 }
 
 func (t Target) hookCommand(event string) string {
-	return fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	cmd := fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	if t.holds(event) {
+		cmd += " --hold " + t.GeminiHold.String()
+	}
+	return cmd
 }
 
 func quote(s string) string {
@@ -75,6 +82,9 @@ func (t Target) hookEntry(ev string) map[string]any {
 	if t.Harness == "gemini" {
 		h["name"] = "intercom-" + ev
 		h["timeout"] = GeminiHookTimeout.Milliseconds() // Gemini's are in milliseconds
+		if t.holds(ev) {
+			h["timeout"] = (t.GeminiHold + GeminiHookTimeout).Milliseconds()
+		}
 	}
 	return h
 }
