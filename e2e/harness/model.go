@@ -1,6 +1,6 @@
 //go:build harness
 
-// Package harness drives the real Claude Code and Codex CLIs, headless,
+// Package harness drives the real Claude Code, Codex and Gemini CLIs, headless,
 // against scripted stand-ins of their model APIs on 127.0.0.1, after a real
 // `intercom install`, and asserts on what the model was sent. It runs with
 // `make test-harness` (build tag harness); `make test` never builds it.
