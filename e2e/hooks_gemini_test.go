@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -113,5 +115,42 @@ func TestHooksIntroNamesClaudeNativeMessaging(t *testing.T) {
 	out, _ = b.Hook("gemini", "SessionStart", geminiInput("SessionStart", map[string]any{"source": "startup"}))
 	if out.HookSpecificOutput == nil || strings.Contains(out.HookSpecificOutput.AdditionalContext, "SendMessage") {
 		t.Fatalf("Gemini's SessionStart context names Claude Code's SendMessage: %+v", out)
+	}
+}
+
+// `intercom install gemini` writes under GEMINI_CLI_HOME when it is set,
+// --dry-run writes nothing, and a settings.json that is not JSON is
+// refused with exit 1 and one line naming it, the file left as it was.
+func TestInstallGeminiCLI(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	home, gemHome := filepath.Join(h.Cwd, "userhome"), filepath.Join(h.Cwd, "gemhome")
+	h.Env = append(h.Env, "HOME="+home, "GEMINI_CLI_HOME="+gemHome)
+	settings := filepath.Join(gemHome, ".gemini", "settings.json")
+	if r := h.RunIn(h.Cwd, "", "install", "gemini", "--dry-run"); r.Code != 0 || !strings.Contains(r.Stdout, "hook gemini AfterTool") {
+		t.Fatalf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(settings); !os.IsNotExist(err) {
+		t.Fatalf("the dry run wrote %s: %v", settings, err)
+	}
+	if r := h.RunIn(h.Cwd, "", "install", "gemini"); r.Code != 0 {
+		t.Fatalf("install: exit %d %s", r.Code, r.Stderr)
+	}
+	if data, err := os.ReadFile(settings); err != nil || !strings.Contains(string(data), `"mcpServers"`) {
+		t.Fatalf("install wrote no %s (GEMINI_CLI_HOME): %v", settings, err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".gemini")); !os.IsNotExist(err) {
+		t.Errorf("install wrote into HOME's .gemini although GEMINI_CLI_HOME is set: %v", err)
+	}
+	broken := "{\n  // my settings\n  \"general\": {}\n}\n"
+	if err := os.WriteFile(settings, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := h.RunIn(h.Cwd, "", "install", "gemini")
+	if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); r.Code != 1 || len(lines) != 1 || !strings.Contains(r.Stderr, settings) {
+		t.Fatalf("install over broken JSON: exit %d, stderr %q; want exit 1 and one line naming %s", r.Code, r.Stderr, settings)
+	}
+	if data, _ := os.ReadFile(settings); string(data) != broken {
+		t.Errorf("the broken settings were changed: %q", data)
 	}
 }
