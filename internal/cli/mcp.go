@@ -30,9 +30,9 @@ func (McpCmd) Help() string {
 	return `An MCP stdio server for any MCP client (Claude Code, Codex, ...). It holds
 exposes the tool "intercom" (actions list, send, ask, reply, pending,
 status, subscribe, unsubscribe, publish, topics) and, inside a run started by
-agent-runs, "contact_supervisor". Under Claude Code or Codex it acts as the
-agent's one session, the same as its hooks and shell commands; under any
-other MCP client it holds a session of its own. Nothing is registered before
+agent-runs, "contact_supervisor". Under Claude Code, Codex or Gemini CLI it
+acts as the agent's one session, the same as its hooks and shell commands;
+under any other MCP client it holds a session of its own. Nothing is registered before
 the first tool call. Results are text; messages that arrived are appended to
 the next result unless the harness's hooks deliver them.
 

@@ -40,8 +40,8 @@ type Options struct {
 	Client  *intercom.Client
 	Name    string // session name ("" = the agent's, or an alias)
 	Session string // act as this session id (its own, held here), if set
-	// Harness is claude or codex when the harness says so (install passes
-	// --harness); "" guesses from the environment.
+	// Harness is claude, codex or gemini when the harness says so (install
+	// passes --harness); "" guesses from the environment.
 	Harness string
 	Config  config.Config
 	Version string
