@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -45,10 +46,10 @@ type CLI struct {
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 	Ui      UICmd      `cmd:"" name:"ui" help:"Terminal UI: watch and talk to your agent sessions."`
 
-	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
+	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code, Codex or Gemini CLI settings."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
 	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
-	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
+	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code, Codex or Gemini CLI hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
@@ -103,6 +104,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			}
 			if hookLike(kctx.Command(), &c) { // a hook never blocks the agent
 				fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(kctx.Command())[0], strings.ReplaceAll(err.Error(), "\n", " "))
+				if strings.HasPrefix(kctx.Command(), "hook ") && c.Hook.Harness == "gemini" {
+					_, _ = stdout.Write(hooks.Empty) // Gemini CLI shows stderr when stdout is empty
+				}
 				return 0
 			}
 			return e.report(err)

@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/install"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
-	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/) instead of the user's." xor:"scope"`
-	User    bool   `help:"The user's settings (default)." xor:"scope"`
-	DryRun  bool   `name:"dry-run" help:"Show the changes as a diff; write nothing."`
-	Dir     string `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
+	Harness string        `arg:"" enum:"claude,codex,gemini" help:"claude, codex or gemini."`
+	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/) instead of the user's." xor:"scope"`
+	User    bool          `help:"The user's settings (default)." xor:"scope"`
+	DryRun  bool          `name:"dry-run" help:"Show the changes as a diff; write nothing."`
+	Dir     string        `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
+	Hold    time.Duration `help:"gemini only: AfterAgent waits up to DUR for a message and continues the turn with it (wakes an idle agent, but holds its turn open: what the user types waits)." zero:"off" placeholder:"DUR"`
 }
 
 // Help shows examples.
@@ -29,6 +32,11 @@ func (InstallCmd) Help() string {
           [features] hooks = true (merged into your features table, inline
           or not) and [mcp_servers.intercom] with the env_vars it needs;
           what was added is recorded in .codex/intercom-install.json
+  gemini: hooks SessionStart, BeforeAgent, AfterTool, AfterAgent (timeouts
+          in milliseconds) and MCP server "intercom" (trusted, with the
+          INTERCOM_* variables in its env) in .gemini/settings.json, under
+          GEMINI_CLI_HOME when that is set; --hold DUR makes AfterAgent
+          wait for a message (wakes an idle agent, holds its turn open)
 Each changed file is backed up first (FILE.intercom-backup-<time>). Running
 it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
@@ -37,7 +45,8 @@ added. Codex runs hooks only once trusted: start codex once and choose
 Examples:
   intercom install claude --dry-run
   intercom install claude --project
-  intercom install codex --user`
+  intercom install codex --user
+  intercom install gemini`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -52,7 +61,10 @@ func (i *InstallCmd) target() (install.Target, error) {
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	t := install.Target{Harness: i.Harness, Home: home, Command: exe}
+	if i.Hold != 0 && i.Harness != "gemini" {
+		return install.Target{}, kongrun.Usagef("--hold is for gemini only (Claude Code wakes through its asyncRewake hook)")
+	}
+	t := install.Target{Harness: i.Harness, Home: home, GeminiHome: os.Getenv("GEMINI_CLI_HOME"), GeminiHold: i.Hold, Command: exe}
 	if i.Project {
 		t.Project = i.Dir
 		if t.Project == "" {
@@ -72,7 +84,7 @@ type UninstallCmd struct {
 
 // Help shows examples.
 func (UninstallCmd) Help() string {
-	return "Removes exactly the hooks and MCP entries 'intercom install' added; other settings stay.\n\nExamples:\n  intercom uninstall claude\n  intercom uninstall codex --project --dry-run"
+	return "Removes exactly the hooks and MCP entries 'intercom install' added; other settings stay.\n\nExamples:\n  intercom uninstall claude\n  intercom uninstall codex --project --dry-run\n  intercom uninstall gemini"
 }
 
 // Run uninstalls.

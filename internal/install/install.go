@@ -1,5 +1,5 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code and Codex. Changes merge into what is
+// the settings files of Claude Code, Codex and Gemini CLI. Changes merge into what is
 // there, back the old file up first, are idempotent, and uninstall removes
 // exactly the entries install added.
 package install
@@ -31,10 +31,16 @@ func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
 
 // Target says where a harness keeps its settings.
 type Target struct {
-	Harness string // claude or codex
+	Harness string // claude, codex or gemini
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
-	Command string // absolute path of the intercom binary
+	// GeminiHome is GEMINI_CLI_HOME: where Gemini CLI keeps .gemini/
+	// instead of Home ("" for Home).
+	GeminiHome string
+	// GeminiHold, when set, makes Gemini CLI's AfterAgent hook wait that
+	// long for a waking message (`intercom hook gemini AfterAgent --hold`).
+	GeminiHold time.Duration
+	Command    string // absolute path of the intercom binary
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
@@ -51,7 +57,11 @@ func (t Target) files() (hooksFile, mcpFile string) {
 }
 
 func (t Target) hookCommand(event string) string {
-	return fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	cmd := fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	if t.holds(event) {
+		cmd += " --hold " + t.GeminiHold.String()
+	}
+	return cmd
 }
 
 func quote(s string) string {
@@ -64,6 +74,19 @@ func quote(s string) string {
 // ours reports whether a hook command was written by install.
 func (t Target) ours(cmd string) bool {
 	return strings.Contains(cmd, "intercom") && (strings.Contains(cmd, " hook "+t.Harness+" ") || strings.Contains(cmd, " wait --rewake"))
+}
+
+// hookEntry is the hook install writes for event ev.
+func (t Target) hookEntry(ev string) map[string]any {
+	h := map[string]any{"type": "command", "command": t.hookCommand(ev), "timeout": 30}
+	if t.Harness == "gemini" {
+		h["name"] = "intercom-" + ev
+		h["timeout"] = GeminiHookTimeout.Milliseconds() // Gemini's are in milliseconds
+		if t.holds(ev) {
+			h["timeout"] = (t.GeminiHold + GeminiHookTimeout).Milliseconds()
+		}
+	}
+	return h
 }
 
 // RewakeTimeout is how long the asyncRewake hook waits for a message (its
@@ -112,7 +135,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 	if hooksMap == nil {
 		hooksMap = map[string]any{}
 	}
-	for _, ev := range hooks.Events {
+	for _, ev := range hooks.HarnessEvents(t.Harness) {
 		groups, _ := hooksMap[ev].([]any)
 		var kept []any
 		for _, g := range groups {
@@ -137,7 +160,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 			kept = append(kept, gm)
 		}
 		if add {
-			g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": t.hookCommand(ev), "timeout": 30}}}
+			g := map[string]any{"hooks": []any{t.hookEntry(ev)}}
 			if ev == hooks.PostToolUse && t.Harness == "claude" {
 				g["matcher"] = "*"
 			}
@@ -166,7 +189,7 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 		servers = map[string]any{}
 	}
 	if add {
-		servers["intercom"] = map[string]any{"command": t.Command, "args": []any{"mcp", "--harness", "claude"}}
+		servers["intercom"] = t.mcpEntry()
 	} else if s, ok := servers["intercom"].(map[string]any); ok {
 		if cmd, _ := s["command"].(string); strings.Contains(cmd, "intercom") {
 			delete(servers, "intercom")
@@ -181,6 +204,9 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 
 // Plans computes the changes of install (add) or uninstall (!add).
 func Plans(t Target, add bool) ([]Plan, error) {
+	if t.Harness == "gemini" {
+		return t.geminiPlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
