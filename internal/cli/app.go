@@ -49,6 +49,7 @@ type CLI struct {
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
 	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
+	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`

@@ -11,8 +11,8 @@ import (
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
-	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/) instead of the user's." xor:"scope"`
+	Harness string `arg:"" enum:"claude,codex,opencode" help:"claude, codex or opencode."`
+	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/, .opencode/) instead of the user's." xor:"scope"`
 	User    bool   `help:"The user's settings (default)." xor:"scope"`
 	DryRun  bool   `name:"dry-run" help:"Show the changes as a diff; write nothing."`
 	Dir     string `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
@@ -29,7 +29,12 @@ func (InstallCmd) Help() string {
           [features] hooks = true (merged into your features table, inline
           or not) and [mcp_servers.intercom] with the env_vars it needs;
           what was added is recorded in .codex/intercom-install.json
-Each changed file is backed up first (FILE.intercom-backup-<time>). Running
+  opencode: the plugin intercom.ts in plugin/ of OpenCode's config directory
+          ($OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
+          ~/.config/opencode; .opencode/ with --project): delivery at tool
+          boundaries, injection and wake-up by prompt, the intercom tool,
+          INTERCOM_SESSION for the agent's shell commands
+Each changed settings file is backed up first (FILE.intercom-backup-<time>). Running
 it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
 "Trust all and continue" at "Hooks need review" (or use /hooks).
@@ -37,7 +42,8 @@ added. Codex runs hooks only once trusted: start codex once and choose
 Examples:
   intercom install claude --dry-run
   intercom install claude --project
-  intercom install codex --user`
+  intercom install codex --user
+  intercom install opencode`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -53,6 +59,9 @@ func (i *InstallCmd) target() (install.Target, error) {
 		exe = real
 	}
 	t := install.Target{Harness: i.Harness, Home: home, Command: exe}
+	if i.Harness == "opencode" {
+		t.ConfigDir = install.OpenCodeDir(os.Getenv, home)
+	}
 	if i.Project {
 		t.Project = i.Dir
 		if t.Project == "" {

@@ -1,5 +1,6 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code and Codex. Changes merge into what is
+// the settings files of Claude Code and Codex, and its plugin in OpenCode's
+// config directory. Changes merge into what is
 // there, back the old file up first, are idempotent, and uninstall removes
 // exactly the entries install added.
 package install
@@ -24,6 +25,9 @@ type Plan struct {
 	Path   string
 	Before []byte // nil when the file does not exist
 	After  []byte // nil to delete nothing; equal to Before when unchanged
+	// Owned: the whole file is intercom's (OpenCode's plugin), so it is
+	// replaced or removed without a backup.
+	Owned bool
 }
 
 // Changed reports whether the plan writes anything.
@@ -31,10 +35,13 @@ func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
 
 // Target says where a harness keeps its settings.
 type Target struct {
-	Harness string // claude or codex
+	Harness string // claude, codex or opencode
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
 	Command string // absolute path of the intercom binary
+	// ConfigDir is OpenCode's user config directory (OpenCodeDir); "" for
+	// ~/.config/opencode.
+	ConfigDir string
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
@@ -181,6 +188,9 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 
 // Plans computes the changes of install (add) or uninstall (!add).
 func Plans(t Target, add bool) ([]Plan, error) {
+	if t.Harness == "opencode" {
+		return t.openCodePlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
@@ -243,7 +253,7 @@ func Apply(p Plan) (backup string, err error) {
 	if fi, err := os.Stat(p.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if p.Before != nil {
+	if p.Before != nil && !p.Owned {
 		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
 		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", p.Path, err)
