@@ -5,7 +5,6 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -60,8 +59,10 @@ func (w *World) InstallOpenCode(model *Model) string {
 }
 
 // openCodeEnv keeps OpenCode offline and inside the world.
-func (w *World) openCodeEnv() []string {
-	return []string{
+// OpenCode takes its directory from PWD, not the process's working
+// directory: dir is given as both.
+func (w *World) openCodeEnv(dir string) []string {
+	return []string{"PWD=" + dir,
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 		"OPENCODE_DISABLE_SHARE=1", "NO_COLOR=1",
 	}
@@ -77,7 +78,7 @@ func (w *World) RunOpenCode(name, dir string, model *Model, prompt string, flags
 	w.t.Helper()
 	argv := append([]string{openCodeBin(w.t), "run", "--format", "json", "--model", "standin/m"}, flags...)
 	argv = append(argv, prompt)
-	return &OpenCode{Agent: w.startAgent(name, dir, model, w.openCodeEnv(), false, argv...), w: w}
+	return &OpenCode{Agent: w.startAgent(name, dir, model, w.openCodeEnv(dir), false, argv...), w: w}
 }
 
 var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
@@ -86,7 +87,7 @@ var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 // dir and waits for its "listening" line.
 func (w *World) ServeOpenCode(name, dir string, model *Model) *OpenCode {
 	w.t.Helper()
-	a := w.startAgent(name, dir, model, w.openCodeEnv(), false, openCodeBin(w.t), "serve", "--hostname", "127.0.0.1", "--port", "0")
+	a := w.startAgent(name, dir, model, w.openCodeEnv(dir), false, openCodeBin(w.t), "serve", "--hostname", "127.0.0.1", "--port", "0")
 	oc := &OpenCode{Agent: a, w: w}
 	Await(w.t, turnTimeout, func() bool {
 		if m := listening.FindStringSubmatch(a.Log()); m != nil {
@@ -192,5 +193,3 @@ func OpenCodeBash(command string) Call {
 
 // OpenCodeIntercom is a call of the plugin's intercom tool.
 func OpenCodeIntercom(args map[string]any) Call { return Call{Name: "intercom", Args: args} }
-
-var _ = fmt.Sprintf
