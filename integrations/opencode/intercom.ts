@@ -14,6 +14,9 @@ import { createInterface } from "node:readline"
 const INTERCOM: string = process.env.INTERCOM_BIN || "__INTERCOM_BIN__"
 // How long a hook waits for intercom before letting OpenCode go on.
 const HOOK_WAIT_MS = 15_000
+// `opencode run` exits at its first idle: a prompt sent then would be
+// stored but not answered (until `opencode run -s`), so it never wakes.
+const ONE_SHOT = process.argv.slice(2).find((a) => !a.startsWith("-")) === "run"
 
 type HostEvent = { event: string; req?: number; session?: string; name?: string; intro?: string; text?: string; acked?: number; error?: string }
 
@@ -151,7 +154,7 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
     if (!l || l.dead) {
       // A running tool delivers at its end; otherwise the message goes in now.
       l = new Link(sessionID, directory, (w) => {
-        if (w.tool === "") wake(w)
+        if (w.tool === "" && (w.busy || !ONE_SHOT)) wake(w)
       })
       links.set(sessionID, l)
       l.ready.catch((e) => warn(String(e)))
@@ -231,7 +234,7 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
             l.busy = false
             l.tool = ""
             l.state("idle")
-            wake(l) // what waits behind active work goes now
+            if (!ONE_SHOT) wake(l) // what waits behind active work goes now
           }
           break
         }
