@@ -259,3 +259,27 @@ func TestOpenCodeToolSendAskReply(t *testing.T) {
 		t.Errorf("the peer's ask got exit %d %q (stderr %q), want the reply %s", res.Code, res.Stdout, res.Stderr, reply)
 	}
 }
+
+// A message sent while no opencode runs the session waits in its inbox and
+// joins the next `opencode run -s ID`, once; the run before it did not
+// take it (a one-shot run does not wake at its end).
+func TestOpenCodeRunResumedGetsWaitingMessage(t *testing.T) {
+	w, m, peer := openCodeWorld(t)
+	dir := w.Project("resume")
+	m.Script(Turn{Text: "first run"})
+	first := w.RunOpenCode("oc1", dir, m, "hello")
+	first.Finish(turnTimeout)
+	id := first.SessionID()
+	sid := intercomSession(id)
+	msg := marker("BETWEEN")
+	peer.Send(sid, msg)
+	if left := w.Pending(sid); len(left) != 1 {
+		t.Fatalf("the message is not waiting between runs: %q", left)
+	}
+	m.Script(Turn{If: func(r *Request) bool { return r.Contains(msg) }, Text: "got it"})
+	w.RunOpenCode("oc2", dir, m, "carry on", "-s", id).Finish(turnTimeout)
+	seenOnce(t, m, msg, "message waiting for a resumed run")
+	if left := w.Pending(sid); len(left) != 0 {
+		t.Errorf("still waiting after the resumed run: %q", left)
+	}
+}

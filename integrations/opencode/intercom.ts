@@ -39,6 +39,7 @@ class Link {
   intro = ""
   tool = "" // the tool running now; "" between tools
   busy = false
+  waiting = false // a waking message waits that no delivery took yet
   dead = false
   readonly ready: Promise<void>
   private child: ChildProcess
@@ -76,6 +77,7 @@ class Link {
           ready()
           break
         case "waiting":
+          this.waiting = true
           onWaiting(this)
           break
         case "deliver":
@@ -117,6 +119,7 @@ class Link {
             ),
           done: (ev) => {
             if (ev.error) warn(ev.error)
+            else this.waiting = false // the host says again if more waits
             resolve(ev.acked ?? 0)
           },
         })
@@ -136,7 +139,7 @@ class Link {
 
 export const IntercomPlugin: Plugin = async ({ client, directory }) => {
   const links = new Map<string, Link>()
-  const subagents = new Set<string>()
+  const parents = new Map<string, string>() // subagent session → its parent
 
   // wake hands waking messages over as a prompt: it starts a turn in an
   // idle session, and a busy one reads it with its next model request.
@@ -149,7 +152,7 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
       .catch((e) => warn(String(e)))
 
   const link = (sessionID: string | undefined): Link | undefined => {
-    if (!sessionID || subagents.has(sessionID)) return undefined
+    if (!sessionID || parents.has(sessionID)) return undefined
     let l = links.get(sessionID)
     if (!l || l.dead) {
       // A running tool delivers at its end; otherwise the message goes in now.
@@ -217,7 +220,7 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
     async event({ event }) {
       switch (event.type) {
         case "session.created":
-          if (event.properties.info.parentID) subagents.add(event.properties.info.id)
+          if (event.properties.info.parentID) parents.set(event.properties.info.id, event.properties.info.parentID)
           else link(event.properties.info.id)
           break
         case "session.deleted":
@@ -230,6 +233,7 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
           if (event.properties.status.type === "busy") {
             l.busy = true
             if (l.tool === "") l.state("thinking")
+            if (l.waiting && l.tool === "") wake(l) // what waited before the turn joins it
           } else if (event.properties.status.type === "idle") {
             l.busy = false
             l.tool = ""
@@ -254,7 +258,8 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
       }
     },
     async "shell.env"(input, output) {
-      const l = link(input.sessionID)
+      // A subagent's shell commands act as the session that started it.
+      const l = link(parents.get(input.sessionID ?? "") ?? input.sessionID)
       if (!l) return
       try {
         await within(l.ready, HOOK_WAIT_MS, "shell.env")
