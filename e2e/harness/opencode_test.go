@@ -283,3 +283,29 @@ func TestOpenCodeRunResumedGetsWaitingMessage(t *testing.T) {
 		t.Errorf("still waiting after the resumed run: %q", left)
 	}
 }
+
+// The plugin type-checks (tsc --strict) against the pinned
+// @opencode-ai/plugin and @opencode-ai/sdk types, its contract.
+func TestOpenCodePluginTypeChecks(t *testing.T) {
+	dir := openCodeDir(t)
+	tmp := t.TempDir()
+	src, err := os.ReadFile("../../integrations/opencode/intercom.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsconfig := `{"compilerOptions":{"strict":true,"noEmit":true,"target":"ES2022","module":"ESNext","moduleResolution":"Bundler",` +
+		`"skipLibCheck":true,"types":["node"]},"files":["intercom.ts"]}`
+	for name, data := range map[string][]byte{"intercom.ts": src, "tsconfig.json": []byte(tsconfig)} {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(tmp, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := withTimeout(turnTimeout)
+	defer cancel()
+	if out, err := run(ctx, tmp, filepath.Join(dir, "node_modules", ".bin", "tsc"), "-p", "."); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+}

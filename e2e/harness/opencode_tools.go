@@ -14,9 +14,12 @@ import (
 
 // OpenCode is pinned here; @opencode-ai/plugin and @opencode-ai/sdk are
 // pinned to the same version (the plugin's types are the contract).
+// TypeScript checks the plugin against those types (TestOpenCodePluginTypeChecks).
 const (
-	openCodePackage = "opencode-ai"
-	openCodeVersion = "1.18.33"
+	openCodePackage   = "opencode-ai"
+	openCodeVersion   = "1.18.33"
+	typescriptVersion = "5.9.3"
+	nodeTypesVersion  = "20.19.43"
 )
 
 var openCodeOnce struct {
@@ -50,10 +53,11 @@ func installOpenCode() (dir, skip string, err error) {
 		return "", "", err
 	}
 	dir = filepath.Join(cache, "opencode-"+openCodeVersion)
-	pkgs := []string{openCodePackage, "@opencode-ai/plugin", "@opencode-ai/sdk"}
+	pkgs := map[string]string{openCodePackage: openCodeVersion, "@opencode-ai/plugin": openCodeVersion, "@opencode-ai/sdk": openCodeVersion,
+		"typescript": typescriptVersion, "@types/node": nodeTypesVersion}
 	missing := false
-	for _, p := range pkgs {
-		missing = missing || !installed(dir, p, openCodeVersion)
+	for p, v := range pkgs {
+		missing = missing || !installed(dir, p, v)
 	}
 	if missing {
 		if _, err := exec.LookPath("npm"); err != nil {
@@ -69,8 +73,8 @@ func installOpenCode() (dir, skip string, err error) {
 		}
 		fmt.Printf("harness suite: installing %s@%s into %s\n", openCodePackage, openCodeVersion, dir)
 		args := []string{"install", "--prefix", dir, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error"}
-		for _, p := range pkgs {
-			args = append(args, p+"@"+openCodeVersion)
+		for p, v := range pkgs {
+			args = append(args, p+"@"+v)
 		}
 		if out, err := run(ctx, dir, "npm", args...); err != nil {
 			return "", "", fmt.Errorf("npm install: %w\n%s", err, out)
