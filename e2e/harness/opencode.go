@@ -76,9 +76,15 @@ func openCodeBin(t *testing.T) string {
 // the prompt, e.g. "-s", sessionID).
 func (w *World) RunOpenCode(name, dir string, model *Model, prompt string, flags ...string) *OpenCode {
 	w.t.Helper()
+	return w.RunOpenCodeEnv(name, dir, model, prompt, nil, flags...)
+}
+
+// RunOpenCodeEnv is RunOpenCode with extra environment for opencode.
+func (w *World) RunOpenCodeEnv(name, dir string, model *Model, prompt string, env []string, flags ...string) *OpenCode {
+	w.t.Helper()
 	argv := append([]string{openCodeBin(w.t), "run", "--format", "json", "--model", "standin/m"}, flags...)
 	argv = append(argv, prompt)
-	return &OpenCode{Agent: w.startAgent(name, dir, model, w.openCodeEnv(dir), false, argv...), w: w}
+	return &OpenCode{Agent: w.startAgent(name, dir, model, append(w.openCodeEnv(dir), env...), false, argv...), w: w}
 }
 
 var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)

@@ -309,3 +309,22 @@ func TestOpenCodePluginTypeChecks(t *testing.T) {
 		t.Fatalf("tsc: %v\n%s", err, out)
 	}
 }
+
+// When intercom cannot run, the plugin never gets in OpenCode's way: the
+// turn and its tool calls go on, and the problem is one line on stderr.
+func TestOpenCodeWithoutIntercomStillWorks(t *testing.T) {
+	w, m, _ := openCodeWorld(t)
+	dir := w.Project("broken")
+	m.Script(Turn{Calls: []Call{OpenCodeBash("echo still-works")}}, Turn{Text: "done"})
+	oc := w.RunOpenCodeEnv("oc", dir, m, "go", []string{"INTERCOM_BIN=" + filepath.Join(w.Root, "no-such-intercom")})
+	oc.Finish(turnTimeout)
+	if r := m.Answered(1); r == nil || !toolResultHolds(r, "still-works") {
+		t.Fatalf("the bash tool's result did not reach the model")
+	}
+	if n := strings.Count(oc.Log(), "intercom: "); n != 1 {
+		t.Errorf("%d lines on stderr say what went wrong, want 1:\n%s", n, tailLines(oc.Log(), 20))
+	}
+	if len(w.Sessions()) != 1 { // the peer only
+		t.Errorf("sessions %+v, want only the peer", w.Sessions())
+	}
+}

@@ -14,13 +14,18 @@ import { createInterface } from "node:readline"
 const INTERCOM: string = process.env.INTERCOM_BIN || "__INTERCOM_BIN__"
 // How long a hook waits for intercom before letting OpenCode go on.
 const HOOK_WAIT_MS = 15_000
+const RESTART_MS = 10_000
 // `opencode run` exits at its first idle: a prompt sent then would be
 // stored but not answered (until `opencode run -s`), so it never wakes.
 const ONE_SHOT = process.argv.slice(2).find((a) => !a.startsWith("-")) === "run"
 
 type HostEvent = { event: string; req?: number; session?: string; name?: string; intro?: string; text?: string; acked?: number; error?: string }
 
+// warn says a problem on stderr, each distinct one once.
+const warned = new Set<string>()
 function warn(msg: string) {
+  if (warned.has(msg) || warned.size > 100) return
+  warned.add(msg)
   console.error(`intercom: ${msg}`)
 }
 
@@ -39,8 +44,9 @@ class Link {
   intro = ""
   tool = "" // the tool running now; "" between tools
   busy = false
-  waiting = false // a waking message waits that no delivery took yet
   dead = false
+  diedAt = 0
+  waiting = false // a waking message waits that no delivery took yet
   readonly ready: Promise<void>
   private child: ChildProcess
   private nextReq = 1
@@ -53,9 +59,14 @@ class Link {
     let failed!: (e: Error) => void
     this.ready = new Promise<void>((res, rej) => ((ready = res), (failed = rej)))
     this.ready.catch(() => {})
-    this.child.on("error", (e) => failed(e))
+    this.child.on("error", (e) => {
+      this.dead = true
+      this.diedAt = Date.now()
+      failed(e)
+    })
     this.child.on("exit", (code) => {
       this.dead = true
+      this.diedAt = Date.now()
       failed(new Error(`intercom opencode exited (${code})`))
       for (const p of this.pending.values()) p.done({ event: "done", error: "intercom opencode exited" })
       this.pending.clear()
@@ -154,7 +165,8 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
   const link = (sessionID: string | undefined): Link | undefined => {
     if (!sessionID || parents.has(sessionID)) return undefined
     let l = links.get(sessionID)
-    if (!l || l.dead) {
+    // A child that ended is started again, at most every RESTART_MS.
+    if (!l || (l.dead && Date.now() - l.diedAt > RESTART_MS)) {
       // A running tool delivers at its end; otherwise the message goes in now.
       l = new Link(sessionID, directory, (w) => {
         if (w.tool === "" && (w.busy || !ONE_SHOT)) wake(w)

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/pluginhost"
@@ -58,7 +60,11 @@ func (o *OpencodeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Detach(e.ctx) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.Detach(ctx)
+	}()
 	h := pluginhost.Host{
 		Client: c, Session: s, Store: agentsession.Open(c.Home()), Render: e.renderer(), Log: e.log,
 		Intro: sessionIntro(agentsession.Binding{Session: s.ID(), Name: s.Info().Name}),
