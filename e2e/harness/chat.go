@@ -14,22 +14,7 @@ import (
 // (assistant text, then tool_calls) and data: [DONE]. Requests that offer
 // tools are the agent's conversation; the rest (titles) get plain text.
 func NewChatCompletions(t *testing.T) *Model {
-	return newModel(t, wire{
-		path: "/v1/chat/completions",
-		isMain: func(body map[string]any) bool {
-			tools, _ := body["tools"].([]any)
-			return len(tools) > 0
-		},
-		answer: chatAnswer,
-		other: func(w http.ResponseWriter, req *http.Request) bool {
-			if req.URL.Path == "/v1/models" {
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprint(w, `{"object":"list","data":[]}`)
-				return true
-			}
-			return false
-		},
-	})
+	return newModel(t, wire{path: "/v1/chat/completions", isMain: offersTools, answer: chatAnswer, other: openAIModels})
 }
 
 func chatAnswer(w http.ResponseWriter, r *Request, turn *Turn) {
