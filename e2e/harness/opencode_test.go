@@ -328,3 +328,32 @@ func TestOpenCodeWithoutIntercomStillWorks(t *testing.T) {
 		t.Errorf("sessions %+v, want only the peer", w.Sessions())
 	}
 }
+
+// A passive message never wakes a session: an idle serve session woken by a
+// later steer gets only the steer as its prompt, and the passive one at the
+// next tool boundary, once each.
+func TestOpenCodePassiveWaitsForToolBoundary(t *testing.T) {
+	w, m, peer := openCodeWorld(t)
+	dir := w.Project("passive")
+	_, ids := startServe(t, w, m, dir, marker("HELLO"))
+	sid := intercomSession(ids[0])
+	w.awaitStatus(sid, "idle")
+	passive, steer := marker("PASSIVE"), marker("STEER")
+	if r := w.Intercom("", nil, "--session", peer.ID, "send", "--delivery", "passive", sid, passive); r.Code != 0 {
+		t.Fatalf("passive send: exit %d: %s", r.Code, r.Stderr)
+	}
+	woke := m.Script(
+		Turn{If: func(r *Request) bool { return r.Contains(steer) }, Calls: []Call{OpenCodeBash("echo boundary")}},
+		Turn{If: func(r *Request) bool { return r.Contains(passive) }, Text: "both seen"},
+	)
+	peer.Send(sid, steer)
+	Await(t, turnTimeout, func() bool { return m.Answered(woke+1) != nil }, "the woken turn to reach its tool boundary")
+	if m.Answered(woke).Contains(passive) {
+		t.Errorf("the passive message came with the wake-up")
+	}
+	if !toolResultHolds(m.Answered(woke+1), passive) {
+		t.Errorf("the passive message did not come in the tool result")
+	}
+	seenOnce(t, m, passive, "passive message")
+	seenOnce(t, m, steer, "steer that woke the session")
+}
