@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,11 +91,18 @@ func (w *World) RunOpenCodeEnv(name, dir string, model *Model, prompt string, en
 
 var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 
-// ServeOpenCode starts `opencode serve --hostname 127.0.0.1 --port 0` in
-// dir and waits for its "listening" line.
+// ServeOpenCode starts `opencode serve --hostname 127.0.0.1 --port N` in
+// dir on a free port N (OpenCode reads --port 0 as its default, 4096) and
+// waits for its "listening" line.
 func (w *World) ServeOpenCode(name, dir string, model *Model) *OpenCode {
 	w.t.Helper()
-	a := w.startAgent(name, dir, model, w.openCodeEnv(dir), false, openCodeBin(w.t), "serve", "--hostname", "127.0.0.1", "--port", "0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	_ = l.Close()
+	a := w.startAgent(name, dir, model, w.openCodeEnv(dir), false, openCodeBin(w.t), "serve", "--hostname", "127.0.0.1", "--port", port)
 	oc := &OpenCode{Agent: a, w: w}
 	Await(w.t, turnTimeout, func() bool {
 		if m := listening.FindStringSubmatch(a.Log()); m != nil {

@@ -357,3 +357,24 @@ func TestOpenCodePassiveWaitsForToolBoundary(t *testing.T) {
 	seenOnce(t, m, passive, "passive message")
 	seenOnce(t, m, steer, "steer that woke the session")
 }
+
+// A message longer than one hand-over wakes an idle session and comes
+// whole, in numbered parts, each line once.
+func TestOpenCodeLongMessageComesWhole(t *testing.T) {
+	w, m, peer := openCodeWorld(t)
+	dir := w.Project("long")
+	_, ids := startServe(t, w, m, dir, marker("HELLO"))
+	sid := intercomSession(ids[0])
+	w.awaitStatus(sid, "idle")
+	body, lines := longBody(marker("LONG"), 250) // about 25,000 characters: several parts
+	peer.Send(sid, body)
+	Await(t, turnTimeout, func() bool {
+		last := m.Last()
+		return last != nil && last.Contains(lines[len(lines)-1]) && len(w.Pending(sid)) == 0
+	}, "the last part to reach the model")
+	w.awaitStatus(sid, "idle")
+	seenWhole(t, m, lines)
+	if last := m.Last(); !last.Contains("part 1 of ") || !last.Contains("[end of message") {
+		t.Errorf("the message did not come in numbered parts ending with [end of message …]")
+	}
+}
