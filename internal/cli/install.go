@@ -34,8 +34,8 @@ func (InstallCmd) Help() string {
           ~/.config/opencode; .opencode/ with --project): delivery at tool
           boundaries, injection and wake-up by prompt, the intercom tool,
           INTERCOM_SESSION for the agent's shell commands
-Each changed settings file is backed up first (FILE.intercom-backup-<time>). Running
-it again changes nothing. 'intercom uninstall' removes exactly what install
+Each changed settings file is backed up first (FILE.intercom-backup-<time>).
+Running it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
 "Trust all and continue" at "Hooks need review" (or use /hooks).
 

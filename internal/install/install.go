@@ -1,8 +1,8 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
 // the settings files of Claude Code and Codex, and its plugin in OpenCode's
-// config directory. Changes merge into what is
-// there, back the old file up first, are idempotent, and uninstall removes
-// exactly the entries install added.
+// config directory. Changes merge into what is there, back the old file up
+// first, are idempotent, and uninstall removes exactly the entries install
+// added.
 package install
 
 import (
