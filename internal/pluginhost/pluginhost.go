@@ -99,7 +99,11 @@ func (h *Host) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ops := make(chan Op, 64)
 	answers := make(chan Op, 8)
 	readErr := make(chan error, 1)
-	go func() { readErr <- readOps(in, ops, answers) }()
+	gone := make(chan struct{}) // closed when the plugin's lines end
+	go func() {
+		readErr <- readOps(in, ops, answers)
+		close(gone)
+	}()
 	delivered := make(chan struct{}, 1)
 	go h.watch(ctx, sid, delivered)
 	for {
@@ -117,7 +121,7 @@ func (h *Host) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 					h.Log.Warn("report state", "state", op.State, "err", err)
 				}
 			case "deliver":
-				h.deliver(ctx, sid, op, answers)
+				h.deliver(ctx, sid, op, answers, gone)
 				select {
 				case delivered <- struct{}{}:
 				default:
@@ -131,7 +135,7 @@ func (h *Host) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 
 // deliver answers one deliver op: the text goes out, and only the
 // plugin's "handed" for the same req lets Deliver acknowledge it.
-func (h *Host) deliver(ctx context.Context, sid string, op Op, answers <-chan Op) {
+func (h *Host) deliver(ctx context.Context, sid string, op Op, answers <-chan Op, gone <-chan struct{}) {
 	opts := agentsession.DeliverOptions{Render: h.Render, Limit: hooks.MaxContext, WakeOnly: op.WakeOnly}
 	b, err := h.Store.Deliver(ctx, h.Client, sid, opts, func(text string) error {
 		if err := h.emit(Event{Event: "deliver", Req: op.Req, Text: text}); err != nil {
@@ -139,20 +143,36 @@ func (h *Host) deliver(ctx context.Context, sid string, op Op, answers <-chan Op
 		}
 		timer := time.NewTimer(h.HandTimeout)
 		defer timer.Stop()
+		answer := func(a Op) (bool, error) {
+			switch {
+			case a.Req != op.Req:
+				return false, nil // a late answer to an earlier request
+			case a.Op == "failed":
+				return true, fmt.Errorf("not handed to the model: %s", a.Error)
+			}
+			return true, nil
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-timer.C:
 				return errors.New("the plugin did not confirm the hand-over")
+			case <-gone:
+				for { // its last lines may hold the answer
+					select {
+					case a := <-answers:
+						if ok, err := answer(a); ok {
+							return err
+						}
+					default:
+						return errors.New("the plugin went away before confirming the hand-over")
+					}
+				}
 			case a := <-answers:
-				if a.Req != op.Req {
-					continue // a late answer to an earlier request
+				if ok, err := answer(a); ok {
+					return err
 				}
-				if a.Op == "failed" {
-					return fmt.Errorf("not handed to the model: %s", a.Error)
-				}
-				return nil
 			}
 		}
 	})

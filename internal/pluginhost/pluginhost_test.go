@@ -147,3 +147,28 @@ func TestStateIsReported(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A plugin that confirms and then goes away (OpenCode exits) still gets
+// its hand-over acknowledged: the answer is in its last lines.
+func TestHandedThenGoneIsAcknowledged(t *testing.T) {
+	p, c, sid := serve(t)
+	ctx := context.Background()
+	peer, err := c.Attach(ctx, intercom.AttachOptions{Name: "peer", NoDeliver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(ctx, wire.SendRequest{From: peer.ID(), To: sid, Text: "LAST"}); err != nil {
+		t.Fatal(err)
+	}
+	p.expect("waiting")
+	p.op(Op{Op: "deliver", Req: 1})
+	p.expect("deliver")
+	p.op(Op{Op: "handed", Req: 1})
+	p.in.Close()
+	if ev := p.expect("done"); ev.Acked != 1 {
+		t.Fatalf("done %+v, want 1 acknowledged", ev)
+	}
+	if msgs, _ := c.Peek(ctx, sid, 0); len(msgs) != 0 {
+		t.Fatalf("%d messages wait, want 0", len(msgs))
+	}
+}
