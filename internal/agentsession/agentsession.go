@@ -185,10 +185,10 @@ const ClaudeSessionEnv = "CLAUDE_CODE_SESSION_ID"
 var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // SessionID maps a harness's own session id to a stable intercom session id
-// (cc-<id> for Claude Code, cx-<id> for Codex, gm-<id> for Gemini CLI), the
-// same across resumes.
+// (cc-<id> for Claude Code, cx-<id> for Codex, gm-<id> for Gemini CLI,
+// oc-<id> for OpenCode), the same across resumes.
 func SessionID(harness, id string) string {
-	prefix := map[string]string{"claude": "cc-", "codex": "cx-", "gemini": "gm-"}[harness]
+	prefix := map[string]string{"claude": "cc-", "codex": "cx-", "gemini": "gm-", "opencode": "oc-"}[harness]
 	s := prefix + unsafeID.ReplaceAllString(id, "-")
 	if len(s) > 80 {
 		s = s[:80]

@@ -51,6 +51,7 @@ type CLI struct {
 	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
 	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code, Codex or Gemini CLI hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
+	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`

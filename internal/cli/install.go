@@ -13,8 +13,8 @@ import (
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string        `arg:"" enum:"claude,codex,gemini" help:"claude, codex or gemini."`
-	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/) instead of the user's." xor:"scope"`
+	Harness string        `arg:"" enum:"claude,codex,gemini,opencode" help:"claude, codex, gemini or opencode."`
+	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/, .opencode/) instead of the user's." xor:"scope"`
 	User    bool          `help:"The user's settings (default)." xor:"scope"`
 	DryRun  bool          `name:"dry-run" help:"Show the changes as a diff; write nothing."`
 	Dir     string        `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
@@ -37,8 +37,13 @@ func (InstallCmd) Help() string {
           INTERCOM_* variables in its env) in .gemini/settings.json, under
           GEMINI_CLI_HOME when that is set; --hold DUR makes AfterAgent
           wait for a message (wakes an idle agent, holds its turn open)
-Each changed file is backed up first (FILE.intercom-backup-<time>). Running
-it again changes nothing. 'intercom uninstall' removes exactly what install
+  opencode: the plugin intercom.ts in plugin/ of OpenCode's config directory
+          ($OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
+          ~/.config/opencode; .opencode/ with --project): delivery at tool
+          boundaries, injection and wake-up by prompt, the intercom tool,
+          INTERCOM_SESSION for the agent's shell commands
+Each changed settings file is backed up first (FILE.intercom-backup-<time>).
+Running it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
 "Trust all and continue" at "Hooks need review" (or use /hooks).
 
@@ -46,7 +51,8 @@ Examples:
   intercom install claude --dry-run
   intercom install claude --project
   intercom install codex --user
-  intercom install gemini`
+  intercom install gemini
+  intercom install opencode`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -65,6 +71,9 @@ func (i *InstallCmd) target() (install.Target, error) {
 		return install.Target{}, kongrun.Usagef("--hold is for gemini only (Claude Code wakes through its asyncRewake hook)")
 	}
 	t := install.Target{Harness: i.Harness, Home: home, GeminiHome: os.Getenv("GEMINI_CLI_HOME"), GeminiHold: i.Hold, Command: exe}
+	if i.Harness == "opencode" {
+		t.ConfigDir = install.OpenCodeDir(os.Getenv, home)
+	}
 	if i.Project {
 		t.Project = i.Dir
 		if t.Project == "" {

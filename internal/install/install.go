@@ -1,7 +1,8 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code, Codex and Gemini CLI. Changes merge into what is
-// there, back the old file up first, are idempotent, and uninstall removes
-// exactly the entries install added.
+// the settings files of Claude Code, Codex and Gemini CLI, and its plugin
+// in OpenCode's config directory. Changes merge into what is there, back
+// the old file up first, are idempotent, and uninstall removes exactly the
+// entries install added.
 package install
 
 import (
@@ -24,6 +25,9 @@ type Plan struct {
 	Path   string
 	Before []byte // nil when the file does not exist
 	After  []byte // nil to delete nothing; equal to Before when unchanged
+	// Owned: the whole file is intercom's (OpenCode's plugin), so it is
+	// replaced or removed without a backup.
+	Owned bool
 }
 
 // Changed reports whether the plan writes anything.
@@ -31,7 +35,7 @@ func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
 
 // Target says where a harness keeps its settings.
 type Target struct {
-	Harness string // claude, codex or gemini
+	Harness string // claude, codex, gemini or opencode
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
 	// GeminiHome is GEMINI_CLI_HOME: where Gemini CLI keeps .gemini/
@@ -41,6 +45,9 @@ type Target struct {
 	// long for a waking message (`intercom hook gemini AfterAgent --hold`).
 	GeminiHold time.Duration
 	Command    string // absolute path of the intercom binary
+	// ConfigDir is OpenCode's user config directory (OpenCodeDir); "" for
+	// ~/.config/opencode.
+	ConfigDir string
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
@@ -207,6 +214,9 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	if t.Harness == "gemini" {
 		return t.geminiPlans(add)
 	}
+	if t.Harness == "opencode" {
+		return t.openCodePlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
@@ -269,7 +279,7 @@ func Apply(p Plan) (backup string, err error) {
 	if fi, err := os.Stat(p.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if p.Before != nil {
+	if p.Before != nil && !p.Owned {
 		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
 		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", p.Path, err)
