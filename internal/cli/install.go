@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 
 	"github.com/intercom-dev/intercom/internal/install"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
+	Harness string `arg:"" enum:"claude,codex,pi" help:"claude, codex or pi."`
 	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/) instead of the user's." xor:"scope"`
 	User    bool   `help:"The user's settings (default)." xor:"scope"`
 	DryRun  bool   `name:"dry-run" help:"Show the changes as a diff; write nothing."`
@@ -29,6 +30,10 @@ func (InstallCmd) Help() string {
           [features] hooks = true (merged into your features table, inline
           or not) and [mcp_servers.intercom] with the env_vars it needs;
           what was added is recorded in .codex/intercom-install.json
+  pi:     intercom's Pi package (integrations/pi: the intercom,
+          load_intercom and contact_supervisor tools, delivery, status,
+          /intercom) in $PI_CODING_AGENT_DIR/intercom-package (default
+          ~/.pi/agent), registered in its settings.json "packages"
 Each changed file is backed up first (FILE.intercom-backup-<time>). Running
 it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
@@ -37,7 +42,8 @@ added. Codex runs hooks only once trusted: start codex once and choose
 Examples:
   intercom install claude --dry-run
   intercom install claude --project
-  intercom install codex --user`
+  intercom install codex --user
+  PI_CODING_AGENT_DIR=~/.pi/agent intercom install pi`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -53,6 +59,12 @@ func (i *InstallCmd) target() (install.Target, error) {
 		exe = real
 	}
 	t := install.Target{Harness: i.Harness, Home: home, Command: exe}
+	if i.Harness == "pi" {
+		if i.Project {
+			return t, kongrun.Usagef("install pi: --project is not supported (Pi reads project packages only once the project is trusted); install for the user")
+		}
+		t.AgentDir = install.PiAgentDir(os.Getenv("PI_CODING_AGENT_DIR"), home)
+	}
 	if i.Project {
 		t.Project = i.Dir
 		if t.Project == "" {

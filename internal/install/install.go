@@ -1,5 +1,6 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code and Codex. Changes merge into what is
+// the settings files of Claude Code and Codex, and intercom's Pi package in
+// Pi's agent directory. Changes merge into what is
 // there, back the old file up first, are idempotent, and uninstall removes
 // exactly the entries install added.
 package install
@@ -24,6 +25,9 @@ type Plan struct {
 	Path   string
 	Before []byte // nil when the file does not exist
 	After  []byte // nil to delete nothing; equal to Before when unchanged
+	// Owned files are wholly intercom's (the Pi package): written without
+	// a backup, and their directory is removed with the last of them.
+	Owned bool
 }
 
 // Changed reports whether the plan writes anything.
@@ -35,6 +39,8 @@ type Target struct {
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
 	Command string // absolute path of the intercom binary
+	// AgentDir is Pi's agent directory (PiAgentDir); pi only.
+	AgentDir string
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
@@ -181,6 +187,9 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 
 // Plans computes the changes of install (add) or uninstall (!add).
 func Plans(t Target, add bool) ([]Plan, error) {
+	if t.Harness == "pi" {
+		return t.piPlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
@@ -243,14 +252,20 @@ func Apply(p Plan) (backup string, err error) {
 	if fi, err := os.Stat(p.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if p.Before != nil {
+	if p.Before != nil && !p.Owned {
 		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
 		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", p.Path, err)
 		}
 	}
 	if p.After == nil {
-		return backup, os.Remove(p.Path)
+		if err := os.Remove(p.Path); err != nil {
+			return backup, err
+		}
+		if p.Owned {
+			_ = os.Remove(filepath.Dir(p.Path)) // only once empty
+		}
+		return backup, nil
 	}
 	tmp := p.Path + ".intercom-tmp"
 	if err := os.WriteFile(tmp, p.After, mode); err != nil {
