@@ -87,6 +87,15 @@ function loadConfig(bin: string): Config {
   return cfg;
 }
 
+// isIdle asks Pi; a context that went stale (the session ended) is not.
+function isIdle(ctx: any): boolean {
+  try {
+    return ctx?.isIdle?.() ?? true;
+  } catch {
+    return false;
+  }
+}
+
 const safeID = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
 
 const inRun = () =>
@@ -227,7 +236,7 @@ export default function intercom(pi: any) {
     idle = true;
     report("idle");
     if (waiting.length) flushIdle();
-    else if (handed.size && lastCtx?.isIdle?.()) {
+    else if (handed.size && isIdle(lastCtx)) {
       // Pi 0.73: a steer handed just as the run ended stays in Pi's queue;
       // a small message that starts a turn drains it.
       pi.sendMessage({ customType: CUSTOM_TYPE, content: "(intercom: delivering the messages above)", display: false, details: { ids: [] } }, { deliverAs: "steer", triggerTurn: true });
@@ -347,7 +356,7 @@ export default function intercom(pi: any) {
     // Pi 1.x may continue after agent_end (agent_settled is final); 0.73 has
     // only agent_end.
     setTimeout(() => {
-      if (ctx?.isIdle?.() ?? true) goIdle();
+      if (!shuttingDown && isIdle(ctx)) goIdle();
     }, 50);
   });
   pi.on("agent_settled", async () => goIdle());
