@@ -246,3 +246,61 @@ func TestPiResumeKeepsSessionAndMail(t *testing.T) {
 		}
 	})
 }
+
+// Pi and Claude Code ask each other and reply, each through its own
+// integration: Claude's ask wakes the idle Pi, whose model sees the reply
+// hint and answers with intercom({action:"reply"}); Pi's ask wakes the idle
+// Claude Code, whose reply is the result of Pi's intercom ask.
+func TestPiAndClaudeAskEachOther(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		w.InstallClaude()
+		piDir, clDir := w.Project("pi-side"), w.Project("claude-side")
+		q1, a1, q2, a2 := marker("Q-FROM-CLAUDE"), marker("A-FROM-PI"), marker("Q-FROM-PI"), marker("A-FROM-CLAUDE")
+
+		pm := NewAnthropic(t)
+		pi := w.StartPi("pi", piDir, line, pm, nil)
+		piTarget := pi.Session().ID
+		cm := NewAnthropic(t)
+		cm.Script(Turn{Text: "ready"})
+		cl := w.StartClaude("claude", clDir, cm)
+		cl.Turn("hello", "ready", turnTimeout)
+		clTarget := w.AgentSession(clDir, cl.SessionID).ID
+
+		// Claude asks; the idle Pi is woken with the ask and replies.
+		pm.Script(
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q1) },
+				Calls: []Call{PiIntercom(map[string]any{"action": "reply", "message": a1})}},
+			Turn{Text: "replied"},
+		)
+		cm.Script(
+			Turn{Calls: []Call{ClaudeIntercom(map[string]any{"action": "ask", "to": piTarget, "message": q1})}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), a1) }, Text: "got the answer from pi"},
+		)
+		cl.Turn("ask pi", "got the answer from pi", turnTimeout)
+		woke := pm.Answered(0)
+		if woke == nil || !strings.Contains(lastUserText(woke), `intercom({ action: "reply"`) {
+			t.Errorf("the ask Pi's model was shown carries no reply hint")
+		}
+		if woke != nil && !offers(woke, "intercom") {
+			t.Errorf("the inbound ask did not enable the intercom tool before it was delivered")
+		}
+
+		// Pi asks; the idle Claude Code is woken and replies.
+		cm.Script(
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q2) },
+				Calls: []Call{ClaudeIntercom(map[string]any{"action": "reply", "message": a2})}},
+			Turn{Text: "answered pi"},
+		)
+		pm.Script(
+			Turn{Calls: []Call{PiIntercom(map[string]any{"action": "ask", "to": clTarget, "message": q2})}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), a2) }, Text: "got the answer from claude"},
+		)
+		pi.Prompt("ask claude")
+		if r := pm.Answered(3); r == nil || !strings.Contains(lastUserText(r), "Reply from") {
+			t.Fatalf("Pi's ask did not return Claude Code's reply\n%s", pm.Dump())
+		}
+		noHookFailed(t, cl)
+	})
+}

@@ -70,7 +70,9 @@ function run(bin: string, args: string[], input?: string, signal?: AbortSignal):
       const msg = parsed?.error?.message ?? (oneLine(err) || `intercom ${args[0]} exited ${code}`);
       reject(new Error(msg));
     });
-    child.stdin.end(input ?? "");
+    child.stdin.on("error", () => {}); // a command that does not read stdin closes it
+    if (input) child.stdin.end(input);
+    else child.stdin.end();
   });
 }
 
@@ -269,6 +271,7 @@ export default function intercom(pi: any) {
     const args = ["--json", "attach", "--control", "--id", session, "--name", name, "--cwd", ctx.cwd ?? process.cwd()];
     const proc = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], env: process.env });
     holder = proc;
+    proc.stdin.on("error", () => {}); // the holder ended: its close handler says so
     let stderr = "";
     proc.stderr.on("data", (d) => (stderr = (stderr + d).slice(-2000)));
     ready = new Promise<void>((resolve) => {
