@@ -166,3 +166,33 @@ func userTurnsHoldingAll(r *Request, all ...string) int {
 	}
 	return n
 }
+
+// StartPeerIn attaches a session named name working in dir (so that it is
+// in the project of an agent there).
+func (w *World) StartPeerIn(name, dir string) *Peer {
+	w.t.Helper()
+	a := w.startAgent("peer-"+name, dir, nil, nil, false, filepath.Join(binDir, "intercom"), "attach", "--name", name, "--json")
+	i := a.AwaitEvent(0, 30*time.Second, "attached", func(ev map[string]any) bool { return ev["event"] == "attached" })
+	id, _ := a.Events()[i]["id"].(string)
+	return &Peer{Agent: a, w: w, ID: id, name: name}
+}
+
+// AwaitUI waits for an extension_ui_request with method after index from
+// and returns its index.
+func (p *Pi) AwaitUI(from int, method string) int {
+	p.t.Helper()
+	return p.AwaitEvent(from, msgTimeout, "extension_ui_request "+method, func(ev map[string]any) bool {
+		return ev["type"] == "extension_ui_request" && ev["method"] == method
+	})
+}
+
+// Answer answers the dialog of event i with value (nil: cancel).
+func (p *Pi) Answer(i int, value any) {
+	p.t.Helper()
+	id := p.Events()[i]["id"]
+	if value == nil {
+		p.Send(map[string]any{"type": "extension_ui_response", "id": id, "cancelled": true})
+		return
+	}
+	p.Send(map[string]any{"type": "extension_ui_response", "id": id, "value": value})
+}

@@ -304,3 +304,67 @@ func TestPiAndClaudeAskEachOther(t *testing.T) {
 		noHookFailed(t, cl)
 	})
 }
+
+// /intercom picks a session of this project with a select dialog, then
+// Send or Request Reply, then the text, and sends it; /intercom all offers
+// the sessions of other projects too; Esc (cancel) sends nothing;
+// /intercom topics shows the topic records. Driven in --mode rpc, where
+// the dialogs are extension_ui_request lines.
+func TestPiIntercomCommandDialogs(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, far := piWorld(t)
+		dir := w.Project("dialogs")
+		near := w.StartPeerIn("near", dir)
+		note, topicNote := marker("OVERLAY"), marker("TOPIC")
+		pi := w.StartPi("pi", dir, line, NewAnthropic(t), nil)
+		pi.Session()
+
+		from := len(pi.Events())
+		pi.Send(map[string]any{"type": "prompt", "message": "/intercom"})
+		i := pi.AwaitUI(from, "select")
+		options, _ := pi.Events()[i]["options"].([]any)
+		var nearLabel string
+		for _, o := range options {
+			s, _ := o.(string)
+			if strings.HasPrefix(s, "near ") {
+				nearLabel = s
+			}
+			if strings.HasPrefix(s, "peer ") {
+				t.Errorf("/intercom (this project) offered the other project's session: %q", s)
+			}
+		}
+		if nearLabel == "" {
+			t.Fatalf("/intercom did not offer this project's session near: %v", options)
+		}
+		pi.Answer(i, nearLabel)
+		i = pi.AwaitUI(i+1, "select")
+		pi.Answer(i, "Request Reply")
+		i = pi.AwaitUI(i+1, "input")
+		pi.Answer(i, note)
+		ev := near.AwaitMessage(note, msgTimeout)
+		if ev["expects_reply"] != true {
+			t.Errorf("Request Reply sent a message that does not ask for a reply: %v", ev)
+		}
+
+		from = len(pi.Events())
+		pi.Send(map[string]any{"type": "prompt", "message": "/intercom all"})
+		i = pi.AwaitUI(from, "select")
+		if got := mustJSON(pi.Events()[i]["options"]); !strings.Contains(got, `"peer (`) {
+			t.Errorf("/intercom all did not offer the other project's session: %s", got)
+		}
+		pi.Answer(i, nil)
+
+		if r := w.Intercom("", nil, "--session", far.ID, "publish", "dialogs/shared", topicNote); r.Code != 0 {
+			t.Fatalf("publish: %s", r.Stderr)
+		}
+		from = len(pi.Events())
+		pi.Send(map[string]any{"type": "prompt", "message": "/intercom topics"})
+		pi.AwaitEvent(from, msgTimeout, "a notify holding the topic record", func(ev map[string]any) bool {
+			msg, _ := ev["message"].(string)
+			return ev["type"] == "extension_ui_request" && ev["method"] == "notify" && strings.Contains(msg, topicNote)
+		})
+		if far.Messages(note) != 0 {
+			t.Errorf("the cancelled /intercom all sent something")
+		}
+	})
+}
