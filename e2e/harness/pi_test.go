@@ -145,6 +145,9 @@ func TestPiLoadIntercomThenSend(t *testing.T) {
 		if first == nil || !offers(first, "load_intercom") || offers(first, "intercom") {
 			t.Fatalf("the first request should offer load_intercom and not intercom\n%s", m.Dump())
 		}
+		if offers(first, "contact_supervisor") {
+			t.Errorf("a Pi outside agent-runs was offered contact_supervisor")
+		}
 		select {
 		case n := <-afterLoad:
 			if n != 1 { // the peer's "attached" line only
@@ -365,6 +368,41 @@ func TestPiIntercomCommandDialogs(t *testing.T) {
 		})
 		if far.Messages(note) != 0 {
 			t.Errorf("the cancelled /intercom all sent something")
+		}
+	})
+}
+
+// A Pi child started with `agent-runs start` has contact_supervisor (a
+// plain Pi has not): need_decision persists the question, steers it to
+// the supervisor, blocks without the ask timeout, and returns the
+// supervisor's reply as the tool result.
+func TestPiChildContactsSupervisor(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		boss := w.StartPeer("boss")
+		dir := w.Project("child")
+		question, answer := marker("DECIDE"), marker("ANSWER")
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "need_decision", "message": question}}}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), answer) }, Text: "decided"},
+		)
+		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
+			line.argv("-p", "--model", w.piModel("child", m), "decide something")...)
+		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		boss.AwaitMessage(question, turnTimeout)
+		if first := m.Answered(0); first == nil || !offers(first, "contact_supervisor") {
+			t.Fatalf("the run's Pi child was not offered contact_supervisor\n%s", m.Dump())
+		}
+		if r := w.Intercom("", nil, "--session", boss.ID, "reply", answer); r.Code != 0 {
+			t.Fatalf("supervisor reply: exit %d: %s", r.Code, r.Stderr)
+		}
+		if code := run.Wait(turnTimeout); code != 0 {
+			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
+		}
+		if r := m.Answered(1); r == nil || !strings.Contains(lastUserText(r), "Reply from supervisor: "+answer) {
+			t.Errorf("contact_supervisor did not return the supervisor's reply\n%s", m.Dump())
 		}
 	})
 }

@@ -128,3 +128,37 @@ func eachPi(t *testing.T, f func(t *testing.T, line PiLine)) {
 func (l PiLine) argv(args ...string) []string {
 	return append([]string{piNodeBin[l.Name], filepath.Join(l.Dir, "node_modules", ".bin", "pi")}, args...)
 }
+
+var (
+	runsOnce sync.Once
+	runsBin  string
+	runsErr  error
+)
+
+// agentRunsBin is agent-runs built from this tree (the suite's TestMain
+// builds intercom and intercom-broker only), beside them in binDir when
+// it is there already.
+func agentRunsBin(t *testing.T) string {
+	t.Helper()
+	runsOnce.Do(func() {
+		if p := filepath.Join(binDir, "agent-runs"); exists(p) {
+			runsBin = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "ic-harness-runs-")
+		if err != nil {
+			runsErr = err
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/agent-runs").CombinedOutput()
+		if err != nil {
+			runsErr = fmt.Errorf("build agent-runs: %w\n%s", err, out)
+			return
+		}
+		runsBin = filepath.Join(dir, "agent-runs")
+	})
+	if runsErr != nil {
+		t.Fatal(runsErr)
+	}
+	return runsBin
+}
