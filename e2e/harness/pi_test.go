@@ -406,3 +406,78 @@ func TestPiChildContactsSupervisor(t *testing.T) {
 		}
 	})
 }
+
+// A queued message sent while Pi works is not steered at the tool
+// boundary: it waits until Pi is idle, then wakes it. A passive one never
+// wakes an idle Pi: the next request is the one a later steer starts.
+func TestPiQueueWaitsPassiveNeverWakes(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, peer := piWorld(t)
+		dir := w.Project("queue")
+		queued, passive, wake := marker("QUEUED"), marker("PASSIVE"), marker("WAKE")
+		m := NewAnthropic(t)
+		pi := w.StartPi("pi", dir, line, m, nil)
+		target := pi.Session().ID
+		m.Script(
+			Turn{Calls: []Call{PiBash(fmt.Sprintf("intercom --session %s send --delivery queue %s %s && echo sent", peer.ID, target, queued))}},
+			Turn{Text: "tool done"},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), queued) }, Text: "got the queued one"},
+		)
+		end := pi.Prompt("work")
+		if r := m.Answered(1); r == nil || userCount(r, queued) != 0 {
+			t.Errorf("the queued message was steered into the busy Pi at its tool boundary")
+		}
+		end = pi.AwaitEnd(end+1, msgTimeout)
+		if r := m.Answered(2); r == nil || userCount(r, queued) != 1 {
+			t.Fatalf("the queued message did not wake the idle Pi once\n%s", m.Dump())
+		}
+
+		before := len(m.Main())
+		out := w.OK("--session", peer.ID, "--json", "send", "--delivery", "passive", target, passive)
+		id := strings.SplitN(strings.TrimPrefix(out, `{"id":"`), `"`, 2)[0]
+		Await(t, msgTimeout, func() bool { return strings.Contains(w.OK("trace", id), "pushed") }, "the passive message to reach Pi's holder")
+		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken"})
+		peer.Send(target, wake)
+		pi.AwaitEnd(end+1, msgTimeout)
+		main := m.Main()
+		if len(main) <= before || userCount(main[before], wake) != 1 {
+			t.Errorf("the first request after the passive message is not the steer's wake-up: the passive message woke Pi\n%s", m.Dump())
+		}
+	})
+}
+
+// A Pi killed before the tool boundary never gave its model the message
+// that arrived during the tool: it is not acknowledged, and the resumed
+// session (pi -c) gets it, once.
+func TestPiKilledBeforeBoundaryGetsItOnResume(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, peer := piWorld(t)
+		dir := w.Project("crash")
+		msg := marker("LOST")
+		m := NewAnthropic(t)
+		pi := w.StartPi("pi", dir, line, m, nil)
+		target := pi.Session().ID
+		m.Script(Turn{Calls: []Call{PiBash(pushedDuringTool(peer.ID, target, msg) + "; kill -9 $PPID")}})
+		pi.Send(map[string]any{"type": "prompt", "message": "work"})
+		pi.Wait(turnTimeout)
+		if left := w.Pending(target); len(left) != 1 || !strings.Contains(left[0], msg) {
+			t.Fatalf("the message the killed Pi never showed its model should still wait, got %q", left)
+		}
+		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), msg) }, Text: "got it after the crash"})
+		again := w.StartPi("pi2", dir, line, m, []string{"-c"})
+		again.AwaitEnd(0, turnTimeout)
+		if got := again.Session().ID; got != target {
+			t.Errorf("the resumed Pi acts as %s, want %s", got, target)
+		}
+		r := m.Answered(1)
+		if r == nil {
+			t.Fatalf("the resumed Pi never got the message\n%s", m.Dump())
+		}
+		if n := userCount(r, msg); n != 1 {
+			t.Errorf("the resumed Pi's model was shown %s %d times, want 1", msg, n)
+		}
+		if left := w.Pending(target); len(left) != 0 {
+			t.Errorf("still waiting after the resumed model received it: %q", left)
+		}
+	})
+}
