@@ -481,3 +481,33 @@ func TestPiKilledBeforeBoundaryGetsItOnResume(t *testing.T) {
 		}
 	})
 }
+
+// In the interactive TUI (tmux, extended keys), Alt+Shift+M sent as the
+// CSI-u sequence a terminal sends (ESC[109;4u) opens the same compose
+// flow as /intercom: arrows pick the session and the mode, Enter confirms,
+// the typed text is sent as a Request Reply message.
+func TestPiShortcutOpensCompose(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		dir := w.Project("tui")
+		near := w.StartPeerIn("near", dir)
+		note := marker("TUI")
+		tui := w.StartPiTUI("pi", dir, line, NewAnthropic(t))
+		tui.AwaitScreen("intercom-package")
+		Await(t, msgTimeout, func() bool { return len(w.SessionsIn(dir)) == 2 }, "Pi's session beside near")
+		tui.Raw([]byte("\x1b[109;4u"))
+		tui.AwaitScreen("message which session?")
+		tui.Keys("Enter")
+		tui.AwaitScreen("Request Reply")
+		tui.Keys("Down", "Enter")
+		tui.AwaitScreen("Request Reply to near")
+		tui.Type(note)
+		tui.Keys("Enter")
+		ev := near.AwaitMessage(note, msgTimeout)
+		if ev["expects_reply"] != true {
+			t.Errorf("Request Reply from the shortcut's compose sent a plain message: %v", ev)
+		}
+		tui.AwaitScreen("intercom: sent to near")
+	})
+}
