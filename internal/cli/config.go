@@ -21,7 +21,11 @@ Examples:
 // Run prints.
 func (ConfigCmd) Run(e *env) error {
 	if e.g.JSON {
-		return e.printJSON(e.cfg)
+		c := e.cfg
+		if c.BrokerArgs == nil {
+			c.BrokerArgs = []string{} // the schema's array, also when empty
+		}
+		return e.printJSON(c)
 	}
 	c := e.cfg
 	fmt.Fprintf(e.stdout, "confirmSend   %t\nreplyHint     %t\naskTimeoutMs  %d\nsendTimeoutMs %d\nlistTimeoutMs %d\nstatus        %q\nshortcut      %q\nidleExitMs    %d\nforgetAfterMs %d\n",
