@@ -196,3 +196,10 @@ func (p *Pi) Answer(i int, value any) {
 	}
 	p.Send(map[string]any{"type": "extension_ui_response", "id": id, "value": value})
 }
+
+// systemText is the system prompt of an Anthropic request.
+func systemText(r *Request) string {
+	var b strings.Builder
+	writeStrings(&b, r.JSON["system"])
+	return b.String()
+}

@@ -511,3 +511,70 @@ func TestPiShortcutOpensCompose(t *testing.T) {
 		tui.AwaitScreen("intercom: sent to near")
 	})
 }
+
+// Once, when another session works in the same project, the first run's
+// system prompt carries the reference's presence hint; nothing is sent,
+// and the next run does not repeat it.
+func TestPiPresenceHintOnce(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		dir := w.Project("presence")
+		near := w.StartPeerIn("near", dir)
+		m := NewAnthropic(t)
+		m.Script(Turn{Text: "first"}, Turn{Text: "second"})
+		pi := w.StartPi("pi", dir, line, m, nil)
+		pi.Session()
+		pi.Prompt("one")
+		pi.Prompt("two")
+		const hint = "Another intercom session is working in this repository"
+		first, second := m.Answered(0), m.Answered(1)
+		if first == nil || second == nil {
+			t.Fatalf("two runs, two requests expected\n%s", m.Dump())
+		}
+		if !strings.Contains(systemText(first), hint) {
+			t.Errorf("the first run's system prompt has no presence hint\n%s", m.Dump())
+		}
+		if strings.Contains(systemText(second), hint) {
+			t.Errorf("the second run's system prompt repeats the presence hint")
+		}
+		if n := len(near.Events()); n != 1 {
+			t.Errorf("the presence hint sent something: near has %d events", n)
+		}
+	})
+}
+
+// confirmSend asks before a non-reply send (declined: nothing is sent,
+// the model is told); askTimeoutMs bounds an ask nobody answers.
+func TestPiConfirmSendAndAskTimeout(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, peer := piWorld(t)
+		if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(`{"confirmSend":true,"askTimeoutMs":1500}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := w.Project("confirm")
+		declined, asked := marker("DECLINED"), marker("ASKED")
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{{Name: "load_intercom", Args: map[string]any{}}}},
+			Turn{Calls: []Call{PiIntercom(map[string]any{"action": "send", "to": "peer", "message": declined})}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "Not sent") },
+				Calls: []Call{PiIntercom(map[string]any{"action": "ask", "to": "peer", "message": asked})}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "No reply from") }, Text: "gave up"},
+		)
+		pi := w.StartPi("pi", dir, line, m, nil)
+		pi.Session()
+		from := len(pi.Events())
+		pi.Send(map[string]any{"type": "prompt", "message": "talk to the peer"})
+		i := pi.AwaitUI(from, "confirm")
+		pi.Send(map[string]any{"type": "extension_ui_response", "id": pi.Events()[i]["id"], "confirmed": false})
+		pi.AwaitEnd(i, turnTimeout)
+		if peer.Messages(declined) != 0 {
+			t.Errorf("a declined send reached the peer")
+		}
+		peer.AwaitMessage(asked, msgTimeout)
+		if r := m.Answered(3); r == nil || !strings.Contains(lastUserText(r), "1.5s") {
+			t.Errorf("the ask did not end at askTimeoutMs (1.5s)\n%s", m.Dump())
+		}
+	})
+}
