@@ -373,9 +373,10 @@ func TestPiIntercomCommandDialogs(t *testing.T) {
 }
 
 // A Pi child started with `agent-runs start` has contact_supervisor (a
-// plain Pi has not): need_decision persists the question, steers it to
-// the supervisor, blocks without the ask timeout, and returns the
-// supervisor's reply as the tool result.
+// plain Pi has not): progress_update steers and returns at once;
+// need_decision persists the question, steers it to the supervisor, blocks
+// without the ask timeout, and returns the supervisor's reply as the tool
+// result.
 func TestPiChildContactsSupervisor(t *testing.T) {
 	eachPi(t, func(t *testing.T, line PiLine) {
 		w := NewWorld(t)
@@ -384,13 +385,17 @@ func TestPiChildContactsSupervisor(t *testing.T) {
 		dir := w.Project("child")
 		question, answer := marker("DECIDE"), marker("ANSWER")
 		m := NewAnthropic(t)
+		progress := marker("PROGRESS")
 		m.Script(
-			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "need_decision", "message": question}}}},
+			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "progress_update", "message": progress}}}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "Progress update accepted") },
+				Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "need_decision", "message": question}}}},
 			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), answer) }, Text: "decided"},
 		)
 		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
 			line.argv("-p", "--model", w.piModel("child", m), "decide something")...)
 		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		boss.AwaitMessage(progress, turnTimeout) // returned at once: the question follows
 		boss.AwaitMessage(question, turnTimeout)
 		if first := m.Answered(0); first == nil || !offers(first, "contact_supervisor") {
 			t.Fatalf("the run's Pi child was not offered contact_supervisor\n%s", m.Dump())
@@ -401,7 +406,7 @@ func TestPiChildContactsSupervisor(t *testing.T) {
 		if code := run.Wait(turnTimeout); code != 0 {
 			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
 		}
-		if r := m.Answered(1); r == nil || !strings.Contains(lastUserText(r), "Reply from supervisor: "+answer) {
+		if r := m.Answered(2); r == nil || !strings.Contains(lastUserText(r), "Reply from supervisor: "+answer) {
 			t.Errorf("contact_supervisor did not return the supervisor's reply\n%s", m.Dump())
 		}
 	})
@@ -575,6 +580,34 @@ func TestPiConfirmSendAndAskTimeout(t *testing.T) {
 		peer.AwaitMessage(asked, msgTimeout)
 		if r := m.Answered(3); r == nil || !strings.Contains(lastUserText(r), "1.5s") {
 			t.Errorf("the ask did not end at askTimeoutMs (1.5s)\n%s", m.Dump())
+		}
+	})
+}
+
+// A Pi supervisor that started a run with agent-runs (from its bash tool,
+// as its session) and went idle is woken by the run's completion notice.
+func TestPiSupervisorWokenByRunCompletion(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		dir := w.Project("supervisor")
+		idle := filepath.Join(w.Root, "supervisor-idle")
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{PiBash(agentRunsBin(t) + " start --agent helper -- /bin/sh -c 'until [ -e " + idle + " ]; do sleep 0.1; done; echo helper-finished'")}},
+			Turn{Text: "started the helper"},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "helper") && strings.Contains(lastUserText(r), "completed") },
+				Text: "the helper is done"},
+		)
+		pi := w.StartPi("pi", dir, line, m, nil)
+		pi.Session()
+		end := pi.Prompt("start a helper run")
+		if err := os.WriteFile(idle, nil, 0o600); err != nil { // the helper finishes now
+			t.Fatal(err)
+		}
+		pi.AwaitEnd(end+1, turnTimeout)
+		if r := m.Answered(2); r == nil {
+			t.Fatalf("the run's completion notice did not wake the idle Pi supervisor\n%s", m.Dump())
 		}
 	})
 }

@@ -162,7 +162,15 @@ const contactParams = Type.Object({
 
 const text = (t: string, details: any = {}) => ({ content: [{ type: "text", text: t }], details });
 
+// needed are the ExtensionAPI functions this extension cannot work without.
+const needed = ["on", "registerTool", "registerCommand", "sendMessage"];
+
 export default function intercom(pi: any) {
+  const missing = needed.filter((f) => typeof pi?.[f] !== "function");
+  if (missing.length) {
+    console.error(`intercom: this Pi's extension API lacks ${missing.join(", ")}; intercom is off (it needs Pi 0.73 or 1.x)`);
+    return;
+  }
   const bin = intercomBinary();
   const cfg = loadConfig(bin);
   const child = inRun(); // a run started by agent-runs: its session is given
@@ -286,7 +294,14 @@ export default function intercom(pi: any) {
         if (ev.event === "attached") {
           const owed = [...received];
           if (owed.length) control({ ack: owed }); // seen before a crash
-          return resolve();
+          // A recovered reply obligation enables the intercom tool.
+          run(bin, ["--session", session, "pending"])
+            .then((out) => {
+              if ((out.asks ?? []).length) loaded = true;
+            })
+            .catch(() => {})
+            .finally(() => resolve());
+          return;
         }
         if (ev.event === "error") return console.error(`intercom: ${ev.error}`);
         if (typeof ev.id === "string" && ev.from) arrive(ev as Msg);
