@@ -596,7 +596,9 @@ func TestPiSupervisorWokenByRunCompletion(t *testing.T) {
 		m.Script(
 			Turn{Calls: []Call{PiBash(agentRunsBin(t) + " start --agent helper -- /bin/sh -c 'until [ -e " + idle + " ]; do sleep 0.1; done; echo helper-finished'")}},
 			Turn{Text: "started the helper"},
-			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "helper") && strings.Contains(lastUserText(r), "completed") },
+			Turn{If: func(r *Request) bool {
+				return strings.Contains(lastUserText(r), "helper") && strings.Contains(lastUserText(r), "completed")
+			},
 				Text: "the helper is done"},
 		)
 		pi := w.StartPi("pi", dir, line, m, nil)
