@@ -82,6 +82,12 @@ func TestPiExtensionCommands(t *testing.T) {
 		t.Errorf("contact_supervisor outside a run succeeded: %+v", res)
 	}
 
+	if d := runJSON(t, h, "intercom", "intercom-tool-describe", 0, "tool", "--describe"); !strings.Contains(d, "Find and message the other agent sessions") {
+		t.Errorf("tool --describe: %s", d)
+	}
+	if res := h.Run("tool"); res.Code != 2 {
+		t.Errorf("tool with no tool: exit %d, want 2", res.Code)
+	}
 	cfg := runJSON(t, h, "intercom", "intercom-config", 0, "config")
 	if !strings.Contains(cfg, `"confirmSend":true`) || !strings.Contains(cfg, `"shortcut":"alt+shift+m"`) {
 		t.Errorf("config --json: %s", cfg)

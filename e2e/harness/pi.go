@@ -128,19 +128,26 @@ func offers(r *Request, name string) bool {
 	return false
 }
 
-// userCount is how often s occurs in the user turns of request r (what
-// the model was shown, not what it wrote in its own tool calls).
-func userCount(r *Request, s string) int {
-	n := 0
+// userTurns are the texts of the user turns of request r: what the model
+// was shown, not what it wrote in its own tool calls.
+func userTurns(r *Request) []string {
+	var out []string
 	msgs, _ := r.JSON["messages"].([]any)
 	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] != "user" {
-			continue
+		if mm, _ := m.(map[string]any); mm["role"] == "user" {
+			var b strings.Builder
+			writeStrings(&b, mm)
+			out = append(out, b.String())
 		}
-		var b strings.Builder
-		writeStrings(&b, mm)
-		n += strings.Count(b.String(), s)
+	}
+	return out
+}
+
+// userCount is how often s occurs in the user turns of request r.
+func userCount(r *Request, s string) int {
+	n := 0
+	for _, text := range userTurns(r) {
+		n += strings.Count(text, s)
 	}
 	return n
 }
@@ -148,17 +155,10 @@ func userCount(r *Request, s string) int {
 // userTurnsHoldingAll counts the user turns of request r holding every s.
 func userTurnsHoldingAll(r *Request, all ...string) int {
 	n := 0
-	msgs, _ := r.JSON["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] != "user" {
-			continue
-		}
-		var b strings.Builder
-		writeStrings(&b, mm)
+	for _, text := range userTurns(r) {
 		ok := true
 		for _, s := range all {
-			ok = ok && strings.Contains(b.String(), s)
+			ok = ok && strings.Contains(text, s)
 		}
 		if ok {
 			n++

@@ -24,7 +24,7 @@ type Msg = {
   rendered?: string;
 };
 
-type Config = { confirmSend: boolean; shortcut: string };
+type Config = { confirmSend: boolean; shortcut: string; describe: { intercom: string; contact_supervisor: string } };
 
 // intercomBinary is the binary `intercom install pi` wrote next to this
 // file (intercom.json), else INTERCOM_BIN, else `intercom` on PATH.
@@ -76,13 +76,20 @@ function run(bin: string, args: string[], input?: string, signal?: AbortSignal):
   });
 }
 
+// loadConfig reads, once at load, what the extension registers with:
+// intercom's config (confirmSend, shortcut) and the tools' descriptions.
 function loadConfig(bin: string): Config {
-  const cfg: Config = { confirmSend: false, shortcut: "alt+shift+m" };
+  const cfg: Config = {
+    confirmSend: false,
+    shortcut: "alt+shift+m",
+    describe: { intercom: "Message the other agent sessions on this machine.", contact_supervisor: "Contact the supervisor of this run." },
+  };
+  const get = (args: string[]) => JSON.parse(execFileSync(bin, ["--json", ...args], { encoding: "utf8", timeout: 10000, stdio: ["ignore", "pipe", "pipe"] }));
   try {
-    const out = execFileSync(bin, ["--json", "config"], { encoding: "utf8", timeout: 10000, stdio: ["ignore", "pipe", "pipe"] });
-    const c = JSON.parse(out);
+    const c = get(["config"]);
     if (typeof c.confirmSend === "boolean") cfg.confirmSend = c.confirmSend;
     if (typeof c.shortcut === "string" && c.shortcut) cfg.shortcut = c.shortcut;
+    cfg.describe = { ...cfg.describe, ...get(["tool", "--describe"]) };
   } catch (e: any) {
     console.error(`intercom: cannot read the configuration (${oneLine(String(e?.message ?? e))}); using defaults`);
   }
@@ -102,19 +109,6 @@ const safeID = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
 
 const inRun = () =>
   ["INTERCOM_SUPERVISOR", "INTERCOM_RUN_ID", "INTERCOM_CHILD_AGENT", "INTERCOM_CHILD_INDEX"].every((k) => !!process.env[k]);
-
-const INTERCOM_DESCRIPTION = `Find and message the other agent sessions on this machine.
-Actions: list (this repository's sessions; scope "all" for every project), status,
-send (non-blocking; steer by default: reaches the peer at its next tool boundary),
-ask (blocks until the peer replies; only when you cannot continue without the answer),
-reply (answers the current or single pending ask; "to" picks one of several),
-pending (unresolved inbound asks), subscribe/unsubscribe/publish/topics (quiet shared
-topic state and advisory resource ownership).`;
-
-const CONTACT_DESCRIPTION = `Contact the supervisor that delegated this task.
-reason "need_decision": one blocking decision (waits for the reply, no timeout);
-"interview_request": blocking structured questions ({title?, description?, questions:[{id,type,question,options?,context?}]});
-"progress_update": a non-blocking material discovery. Do not use it for routine completion.`;
 
 const PRESENCE_HINT =
   "Another intercom session is working in this repository. Before changing shared state or coordinating overlapping work, load_intercom({}) if needed and check intercom({ action: \"list\" }). No message has been sent.";
@@ -418,7 +412,7 @@ export default function intercom(pi: any) {
   pi.registerTool({
     name: "intercom",
     label: "intercom",
-    description: INTERCOM_DESCRIPTION,
+    description: cfg.describe.intercom,
     parameters: intercomParams,
     async execute(_id: string, params: any, signal: AbortSignal, _onUpdate: any, ctx: any) {
       const args = { ...params };
@@ -441,7 +435,7 @@ export default function intercom(pi: any) {
     pi.registerTool({
       name: "contact_supervisor",
       label: "Contact supervisor",
-      description: CONTACT_DESCRIPTION,
+      description: cfg.describe.contact_supervisor,
       parameters: contactParams,
       async execute(_id: string, params: any, signal: AbortSignal) {
         return text(await callTool("contact_supervisor", params, signal));

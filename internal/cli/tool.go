@@ -14,8 +14,9 @@ import (
 
 // ToolCmd runs one call of an agent tool for a harness extension.
 type ToolCmd struct {
-	Tool string `arg:"" enum:"intercom,contact_supervisor" help:"intercom or contact_supervisor."`
-	Args string `arg:"" optional:"" help:"The tool's JSON arguments (default: read from stdin)." placeholder:"JSON"`
+	Tool     string `arg:"" optional:"" enum:"intercom,contact_supervisor," default:"" help:"intercom or contact_supervisor."`
+	Args     string `arg:"" optional:"" help:"The tool's JSON arguments (default: read from stdin)." placeholder:"JSON"`
+	Describe bool   `help:"Print the tools' descriptions (what an extension registers) instead of calling one."`
 }
 
 // Help shows examples.
@@ -33,11 +34,23 @@ only inside a run started by 'agent-runs start' and blocks like
 Examples:
   intercom --session pi-5f0c tool intercom '{"action":"list"}'
   echo '{"action":"send","to":"planner","message":"tests pass"}' | intercom --session pi-5f0c tool intercom
-  intercom tool contact_supervisor '{"reason":"need_decision","message":"401 or 403?"}'`
+  intercom tool contact_supervisor '{"reason":"need_decision","message":"401 or 403?"}'
+  intercom tool --describe --json`
 }
 
 // Run calls the tool.
 func (t *ToolCmd) Run(e *env) error {
+	if t.Describe {
+		d := schema.ToolDescriptions{Intercom: mcpserver.ToolDescription, ContactSupervisor: mcpserver.ContactDescription}
+		if e.g.JSON {
+			return e.printJSON(d)
+		}
+		_, err := fmt.Fprintf(e.stdout, "intercom:\n%s\n\ncontact_supervisor:\n%s\n", d.Intercom, d.ContactSupervisor)
+		return err
+	}
+	if t.Tool == "" {
+		return kongrun.Usagef("tool needs intercom or contact_supervisor (or --describe)")
+	}
 	raw := []byte(t.Args)
 	if t.Args == "" {
 		var err error

@@ -20,15 +20,21 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-const toolDescription = `Find and message the other agent sessions on this machine.
+// ToolDescription is the intercom tool's description wherever it is
+// offered (MCP here, the Pi extension through `intercom tool --describe`).
+const ToolDescription = `Find and message the other agent sessions on this machine.
 Actions: list (this repository's sessions; scope "all" for every project), status,
 send (non-blocking; steer by default: reaches the peer at its next tool boundary),
 ask (blocks until the peer replies; only when you cannot continue without the answer),
 reply (answers the current or single pending ask; "to" picks one of several),
 pending (unresolved inbound asks), subscribe/unsubscribe/publish/topics (quiet shared
-topic state and advisory resource ownership). New inbound messages are appended to results.`
+topic state and advisory resource ownership).`
 
-const contactDescription = `Contact the supervisor that delegated this task.
+// mcpToolDescription adds how an MCP client gets inbound messages.
+const mcpToolDescription = ToolDescription + " New inbound messages are appended to results."
+
+// ContactDescription is contact_supervisor's description.
+const ContactDescription = `Contact the supervisor that delegated this task.
 reason "need_decision": one blocking decision (waits for the reply, no timeout);
 "interview_request": blocking structured questions ({title?, description?, questions:[{id,type,question,options?,context?}]});
 "progress_update": a non-blocking material discovery. Do not use it for routine completion.`

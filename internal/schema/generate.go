@@ -50,6 +50,7 @@ var Outputs = []Output{
 	out[wire.PublishReply]("intercom-publish", "intercom publish --json"),
 	out[wire.TopicsReply]("intercom-topics", "intercom topics --json"),
 	out[config.Config]("intercom-config", "intercom config --json"),
+	out[ToolDescriptions]("intercom-tool-describe", "intercom tool --describe --json"),
 	out[ToolResult]("intercom-tool", "intercom tool intercom|contact_supervisor --json"),
 	out[ProgressAccepted]("intercom-contact-progress", "intercom contact-supervisor --reason progress_update --json"),
 	out[SupervisorAnswer]("intercom-contact-answer", "intercom contact-supervisor --reason need_decision|interview_request --json"),

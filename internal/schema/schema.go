@@ -139,6 +139,12 @@ type ToolResult struct {
 	Text string `json:"text"`
 }
 
+// ToolDescriptions is intercom tool --describe --json.
+type ToolDescriptions struct {
+	Intercom          string `json:"intercom"`
+	ContactSupervisor string `json:"contact_supervisor"`
+}
+
 // ProgressAccepted is contact-supervisor --reason progress_update --json.
 type ProgressAccepted struct {
 	Accepted   bool   `json:"accepted"`
