@@ -74,9 +74,9 @@ func TestPiIntercomCommandDialogs(t *testing.T) {
 }
 
 // In the interactive TUI (tmux, extended keys), Alt+Shift+M sent as the
-// CSI-u sequence a terminal sends (ESC[109;4u) opens the same compose
-// flow as /intercom: arrows pick the session and the mode, Enter confirms,
-// the typed text is sent as a Request Reply message.
+// CSI-u sequence a terminal sends (ESC[109;4u) opens the same flow as
+// /intercom: the arrows and Enter pick the session, then the compose
+// overlay takes the text, Tab toggles Send / Request Reply, Enter sends.
 func TestPiShortcutOpensCompose(t *testing.T) {
 	eachPi(t, func(t *testing.T, line PiLine) {
 		w := NewWorld(t)
@@ -90,10 +90,11 @@ func TestPiShortcutOpensCompose(t *testing.T) {
 		tui.Raw([]byte("\x1b[109;4u"))
 		tui.AwaitScreen("message which session?")
 		tui.Keys("Enter")
-		tui.AwaitScreen("Request Reply")
-		tui.Keys("Down", "Enter")
-		tui.AwaitScreen("Request Reply to near")
+		tui.AwaitScreen("intercom → near  [Send]")
 		tui.Type(note)
+		tui.AwaitScreen("> " + note)
+		tui.Keys("Tab")
+		tui.AwaitScreen("intercom → near  [Request Reply]")
 		tui.Keys("Enter")
 		ev := near.AwaitMessage(note, msgTimeout)
 		if ev["expects_reply"] != true {

@@ -7,8 +7,8 @@ import "embed"
 
 // Files are the package's files, by name.
 //
-//go:embed package.json index.ts
+//go:embed package.json index.ts compose.ts
 var Files embed.FS
 
 // Names are the files install writes, in order.
-var Names = []string{"package.json", "index.ts"}
+var Names = []string{"package.json", "index.ts", "compose.ts"}

@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Type } from "typebox";
+import { compose as composeMessage } from "./compose.ts";
 
 const CUSTOM_TYPE = "intercom";
 
@@ -443,7 +444,7 @@ export default function intercom(pi: any) {
     });
   }
 
-  const compose = async (ctx: any, scope: string) => {
+  const openCompose = async (ctx: any, scope: string) => {
     if (!ctx?.hasUI) return;
     await ready;
     let rows: any[] = [];
@@ -457,13 +458,11 @@ export default function intercom(pi: any) {
     const picked = await ctx.ui.select("intercom: message which session?", labels);
     if (picked === undefined) return;
     const target = rows[labels.indexOf(picked)];
-    const mode = await ctx.ui.select(`intercom: to ${target.name}`, ["Send", "Request Reply"]);
-    if (mode === undefined) return;
-    const message = await ctx.ui.input(`${mode} to ${target.name}`, "message");
-    if (!message?.trim()) return;
+    const message = await composeMessage(ctx, target.name);
+    if (!message) return;
     try {
-      const flags = mode === "Send" ? [] : ["--request-reply"];
-      const out = await run(bin, ["--session", session, "send", "--yes", ...flags, "--", target.id, message]);
+      const flags = message.requestReply ? ["--request-reply"] : [];
+      const out = await run(bin, ["--session", session, "send", "--yes", ...flags, "--", target.id, message.text]);
       ctx.ui.notify(`intercom: sent to ${target.name} (${out.id ?? ""})`, "info");
     } catch (e: any) {
       ctx.ui.notify(`intercom: ${e.message}`, "error");
@@ -482,11 +481,11 @@ export default function intercom(pi: any) {
         }
         return;
       }
-      await compose(ctx, sub === "all" ? "all" : "project");
+      await openCompose(ctx, sub === "all" ? "all" : "project");
     },
   });
 
   if (typeof pi.registerShortcut === "function") {
-    pi.registerShortcut(cfg.shortcut, { description: "intercom: message another session", handler: (ctx: any) => compose(ctx, "project") });
+    pi.registerShortcut(cfg.shortcut, { description: "intercom: message another session", handler: (ctx: any) => openCompose(ctx, "project") });
   }
 }

@@ -53,8 +53,8 @@ func TestInstallPiRoundTrip(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(before), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n := applyPi(t, agent, true); n != 4 {
-		t.Errorf("install changed %d files, want 4 (3 package files, settings.json)", n)
+	if n := applyPi(t, agent, true); n != 5 {
+		t.Errorf("install changed %d files, want 5 (4 package files, settings.json)", n)
 	}
 	pkg := filepath.Join(agent, PiPackageDir)
 	if got := readJSON(t, filepath.Join(pkg, "intercom.json"))["command"]; got != "/opt/inter com/bin/intercom" {
@@ -74,8 +74,8 @@ func TestInstallPiRoundTrip(t *testing.T) {
 	if n := applyPi(t, agent, true); n != 0 {
 		t.Errorf("a second install changed %d files, want 0", n)
 	}
-	if n := applyPi(t, agent, false); n != 4 {
-		t.Errorf("uninstall changed %d files, want 4", n)
+	if n := applyPi(t, agent, false); n != 5 {
+		t.Errorf("uninstall changed %d files, want 5", n)
 	}
 	if _, err := os.Stat(pkg); !os.IsNotExist(err) {
 		t.Errorf("the package directory is still there after uninstall (%v)", err)
