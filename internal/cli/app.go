@@ -53,9 +53,11 @@ type CLI struct {
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
+	Config            ConfigCmd    `cmd:"" help:"Show the configuration in effect."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
 	ContactSupervisor ContactCmd   `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
+	Tool              ToolCmd      `cmd:"" group:"Agents" help:"Run one call of the intercom or contact_supervisor tool (for harness extensions)."`
 
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`

@@ -212,7 +212,7 @@ func (e *env) renderer() func(wire.Message) string {
 // without --session.
 var joinable = map[string]bool{
 	"send": true, "ask": true, "reply": true, "pending": true, "inbox": true, "state": true,
-	"subscribe": true, "unsubscribe": true, "publish": true, "wait": true, "list": true, "status": true,
+	"subscribe": true, "unsubscribe": true, "publish": true, "wait": true, "list": true, "status": true, "tool": true,
 }
 
 // joinAgent sets --session to the agent's session when this command runs

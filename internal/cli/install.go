@@ -13,7 +13,7 @@ import (
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string        `arg:"" enum:"claude,codex,gemini,opencode" help:"claude, codex, gemini or opencode."`
+	Harness string        `arg:"" enum:"claude,codex,gemini,pi,opencode" help:"claude, codex, gemini, pi or opencode."`
 	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/, .opencode/) instead of the user's." xor:"scope"`
 	User    bool          `help:"The user's settings (default)." xor:"scope"`
 	DryRun  bool          `name:"dry-run" help:"Show the changes as a diff; write nothing."`
@@ -42,6 +42,10 @@ func (InstallCmd) Help() string {
           ~/.config/opencode; .opencode/ with --project): delivery at tool
           boundaries, injection and wake-up by prompt, the intercom tool,
           INTERCOM_SESSION for the agent's shell commands
+  pi:     intercom's Pi package (integrations/pi: the intercom,
+          load_intercom and contact_supervisor tools, delivery, status,
+          /intercom) in $PI_CODING_AGENT_DIR/intercom-package (default
+          ~/.pi/agent), registered in its settings.json "packages"
 Each changed settings file is backed up first (FILE.intercom-backup-<time>).
 Running it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
@@ -52,7 +56,8 @@ Examples:
   intercom install claude --project
   intercom install codex --user
   intercom install gemini
-  intercom install opencode`
+  intercom install opencode
+  PI_CODING_AGENT_DIR=~/.pi/agent intercom install pi`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -73,6 +78,12 @@ func (i *InstallCmd) target() (install.Target, error) {
 	t := install.Target{Harness: i.Harness, Home: home, GeminiHome: os.Getenv("GEMINI_CLI_HOME"), GeminiHold: i.Hold, Command: exe}
 	if i.Harness == "opencode" {
 		t.ConfigDir = install.OpenCodeDir(os.Getenv, home)
+	}
+	if i.Harness == "pi" {
+		if i.Project {
+			return t, kongrun.Usagef("install pi: --project is not supported (Pi reads project packages only once the project is trusted); install for the user")
+		}
+		t.AgentDir = install.PiAgentDir(os.Getenv("PI_CODING_AGENT_DIR"), home)
 	}
 	if i.Project {
 		t.Project = i.Dir

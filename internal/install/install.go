@@ -1,8 +1,8 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code, Codex and Gemini CLI, and its plugin
-// in OpenCode's config directory. Changes merge into what is there, back
-// the old file up first, are idempotent, and uninstall removes exactly the
-// entries install added.
+// the settings files of Claude Code, Codex and Gemini CLI, its plugin in
+// OpenCode's config directory and its Pi package in Pi's agent directory.
+// Changes merge into what is there, back the old file up first, are
+// idempotent, and uninstall removes exactly the entries install added.
 package install
 
 import (
@@ -25,8 +25,9 @@ type Plan struct {
 	Path   string
 	Before []byte // nil when the file does not exist
 	After  []byte // nil to delete nothing; equal to Before when unchanged
-	// Owned: the whole file is intercom's (OpenCode's plugin), so it is
-	// replaced or removed without a backup.
+	// Owned files are wholly intercom's (the Pi package, OpenCode's
+	// plugin): replaced or removed without a backup, and their directory
+	// is removed with the last of them (only once empty).
 	Owned bool
 }
 
@@ -35,7 +36,7 @@ func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
 
 // Target says where a harness keeps its settings.
 type Target struct {
-	Harness string // claude, codex, gemini or opencode
+	Harness string // claude, codex, gemini, pi or opencode
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
 	// GeminiHome is GEMINI_CLI_HOME: where Gemini CLI keeps .gemini/
@@ -48,6 +49,8 @@ type Target struct {
 	// ConfigDir is OpenCode's user config directory (OpenCodeDir); "" for
 	// ~/.config/opencode.
 	ConfigDir string
+	// AgentDir is Pi's agent directory (PiAgentDir); pi only.
+	AgentDir string
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
@@ -217,6 +220,9 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	if t.Harness == "opencode" {
 		return t.openCodePlans(add)
 	}
+	if t.Harness == "pi" {
+		return t.piPlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
@@ -286,7 +292,13 @@ func Apply(p Plan) (backup string, err error) {
 		}
 	}
 	if p.After == nil {
-		return backup, os.Remove(p.Path)
+		if err := os.Remove(p.Path); err != nil {
+			return backup, err
+		}
+		if p.Owned {
+			_ = os.Remove(filepath.Dir(p.Path)) // only once empty
+		}
+		return backup, nil
 	}
 	tmp := p.Path + ".intercom-tmp"
 	if err := os.WriteFile(tmp, p.After, mode); err != nil {

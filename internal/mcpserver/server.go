@@ -81,9 +81,9 @@ func Run(ctx context.Context, opts Options, t mcp.Transport) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: toolDescription, InputSchema: toolIn}, s.handle)
+	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: mcpToolDescription, InputSchema: toolIn}, s.handle)
 	if opts.Child != nil {
-		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: contactDescription, InputSchema: contactIn}, s.contact)
+		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: ContactDescription, InputSchema: contactIn}, s.contact)
 	}
 	err = srv.Run(ctx, t)
 	s.mu.Lock()
