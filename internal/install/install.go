@@ -55,6 +55,8 @@ type Target struct {
 
 func (t Target) files() (hooksFile, mcpFile string) {
 	switch {
+	case t.Harness == "gemini":
+		return t.geminiSettings(), t.geminiSettings()
 	case t.Harness == "claude" && t.Project != "":
 		return filepath.Join(t.Project, ".claude", "settings.json"), filepath.Join(t.Project, ".mcp.json")
 	case t.Harness == "claude":
