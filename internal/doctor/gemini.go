@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/hooks"
@@ -25,6 +26,11 @@ var gemini = harness{name: "gemini", binary: "gemini", inspect: func(o *Options,
 		}
 		in = install.InspectSettings(t, doc)
 		g := installedFinding("gemini", in, project)
+		if g.mcp != nil { // Gemini expands $VAR and ${VAR} in env from its own environment (unset: "")
+			for k, v := range g.mcp.Env {
+				g.mcp.Env[k] = os.Expand(v, func(name string) string { return getenv(o.Env, name) })
+			}
+		}
 		return intercomEntry{present: g.present, mcp: g.mcp, programs: g.programs, missing: g.missing}
 	})
 	f.hooks = func(context.Context, *runner) (string, string, string) {

@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"path/filepath"
+
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
@@ -26,7 +28,13 @@ func ownedFinding(name string, own install.Owned, project bool) finding {
 	if own.SettingsExists {
 		f.files = append(f.files, own.Settings)
 	}
-	f.files = append(f.files, own.Present...)
+	switch len(own.Present) {
+	case 0:
+	case 1:
+		f.files = append(f.files, own.Present[0])
+	default: // a package: its directory
+		f.files = append(f.files, filepath.Dir(own.Present[0]))
+	}
 	if own.SettingsErr != nil {
 		f.broken = append(f.broken, own.SettingsErr.Error())
 	}
