@@ -46,7 +46,7 @@ type CLI struct {
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 	Ui      UICmd      `cmd:"" name:"ui" help:"Terminal UI: watch and talk to your agent sessions."`
 
-	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code, Codex or Gemini CLI settings."`
+	Install           InstallCmd   `cmd:"" group:"Agents" help:"Install intercom into Claude Code, Codex, Gemini CLI (hooks, MCP server), Pi (extension) or OpenCode (plugin)."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
 	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
 	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code, Codex or Gemini CLI hook (stdin JSON → stdout JSON)."`
