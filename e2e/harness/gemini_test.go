@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestGeminiHoldWakesIdleAgent(t *testing.T) {
 	m.Script(Turn{Text: "ready"}, Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
 	g := w.RunGemini("gemini", dir, m, "hello", nil, "--session-id", id)
 	Await(t, turnTimeout, func() bool {
-		if m.Used() < 1 || len(pidsMentioning("AfterAgent\x00--hold")) == 0 {
+		if m.Used() < 1 || !w.holding() {
 			return false
 		}
 		for _, s := range w.SessionsIn(dir) {
@@ -108,4 +109,16 @@ func TestGeminiHoldWakesIdleAgent(t *testing.T) {
 	}
 	(&geminiSession{runs: []*Gemini{g}}).Check(t)
 	seenOnce(t, m, wake, "message that woke the idle agent")
+}
+
+// holding reports whether one of the world's `intercom hook gemini
+// AfterAgent --hold` runs is waiting.
+func (w *World) holding() bool {
+	mine := pidsMentioning("INTERCOM_HOME=" + w.IntercomHome + "\x00")
+	for _, p := range pidsMentioning("AfterAgent\x00--hold") {
+		if slices.Contains(mine, p) {
+			return true
+		}
+	}
+	return false
 }
