@@ -36,7 +36,7 @@ dist: cross ## Archives for the four targets and a checksums file in DIST (dist/
 	VERSION='$(VERSION)' DIST='$(DIST)' TARGETS='$(TARGETS)' BINS='$(BINS)' ./scripts/dist.sh
 
 HARNESS_FLAGS ?=
-test-harness: ## Real Claude Code + Codex (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
+test-harness: ## Real Claude Code, Codex and Pi 1.6/0.73 (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
 	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 30m $(HARNESS_FLAGS)
 
 schemas: ## Regenerate docs/schemas/*.json and the reference in docs/json.md from the Go types (internal/schema).
