@@ -353,6 +353,11 @@ export default function intercom(pi: any) {
   pi.on("tool_call", async () => {
     toolDepth++;
   });
+  // A new turn has no tool running (a call another extension blocked never
+  // returned a result).
+  pi.on("turn_start", async () => {
+    toolDepth = 0;
+  });
   // The tool boundary: what arrived while the tools ran reaches the model
   // together, before its next request.
   pi.on("tool_result", async () => {
