@@ -38,7 +38,7 @@ dist: cross ## Archives for the four targets and a checksums file in DIST (dist/
 HARNESS_FLAGS ?=
 MATRIX_OUT ?= $(CURDIR)/.matrix
 
-test-harness: ## Real Claude Code (current + oldest supported), Codex, Pi, Gemini CLI and OpenCode (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
+test-harness: ## Real Claude Code (current + oldest supported), Codex, Pi 1.6/0.73, Gemini CLI and OpenCode (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
 	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 30m $(HARNESS_FLAGS)
 
 test-matrix: ## Only the cross-harness matrix (20 pairs and an ask/reply ring over the five real harnesses); its table is printed and saved as matrix.md under $(MATRIX_OUT).

@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func TestPiAndClaudeAskEachOther(t *testing.T) {
 // plain Pi has not): progress_update steers and returns at once;
 // need_decision persists the question, steers it to the supervisor, blocks
 // without the ask timeout, and returns the supervisor's reply as the tool
-// result.
+// result, whether the supervisor replies or answers with agent-runs answer.
 func TestPiChildContactsSupervisor(t *testing.T) {
 	eachPi(t, func(t *testing.T, line PiLine) {
 		w := NewWorld(t)
@@ -80,12 +81,14 @@ func TestPiChildContactsSupervisor(t *testing.T) {
 		dir := w.Project("child")
 		question, answer := marker("DECIDE"), marker("ANSWER")
 		m := NewAnthropic(t)
-		progress := marker("PROGRESS")
+		progress, question2, answer2 := marker("PROGRESS"), marker("DECIDE-AGAIN"), marker("ANSWER-AGAIN")
 		m.Script(
 			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "progress_update", "message": progress}}}},
 			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "Progress update accepted") },
 				Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "need_decision", "message": question}}}},
-			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), answer) }, Text: "decided"},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), answer) },
+				Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "need_decision", "message": question2}}}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), answer2) }, Text: "decided"},
 		)
 		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
 			line.argv("-p", "--model", w.piModel("child", m), "decide something")...)
@@ -98,11 +101,37 @@ func TestPiChildContactsSupervisor(t *testing.T) {
 		if r := w.Intercom("", nil, "--session", boss.ID, "reply", answer); r.Code != 0 {
 			t.Fatalf("supervisor reply: exit %d: %s", r.Code, r.Stderr)
 		}
+		// The second question, answered with agent-runs answer.
+		boss.AwaitMessage(question2, turnTimeout)
+		var page struct {
+			Questions []struct {
+				ID      string `json:"id"`
+				RunID   string `json:"run_id"`
+				State   string `json:"state"`
+				Preview string `json:"preview"`
+			} `json:"questions"`
+		}
+		var qid, rid string
+		Await(t, msgTimeout, func() bool {
+			r := w.runCmd(dir, "--supervisor", boss.ID, "--json", "questions")
+			_ = json.Unmarshal([]byte(r), &page)
+			for _, q := range page.Questions {
+				if q.State == "awaiting_input" && strings.Contains(q.Preview, question2) {
+					qid, rid = q.ID, q.RunID
+					return true
+				}
+			}
+			return false
+		}, "the second question among the run's questions")
+		w.runCmd(dir, "--supervisor", boss.ID, "answer", rid, "--question-id", qid, answer2)
 		if code := run.Wait(turnTimeout); code != 0 {
 			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
 		}
 		if r := m.Answered(2); r == nil || !strings.Contains(lastUserText(r), "Reply from supervisor: "+answer) {
 			t.Errorf("contact_supervisor did not return the supervisor's reply\n%s", m.Dump())
+		}
+		if r := m.Answered(3); r == nil || !strings.Contains(lastUserText(r), "Reply from supervisor: "+answer2) {
+			t.Errorf("contact_supervisor did not return the agent-runs answer\n%s", m.Dump())
 		}
 	})
 }

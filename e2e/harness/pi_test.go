@@ -18,6 +18,23 @@ func piWorld(t *testing.T) (*World, *Peer) {
 	return w, w.StartPeer("peer")
 }
 
+// receivedOnce fails unless the request answered by scripted turn i showed
+// the model text exactly once and nothing waits for session target any
+// more (it was acknowledged once received).
+func receivedOnce(t *testing.T, w *World, m *Model, i int, target, text, what string) {
+	t.Helper()
+	r := m.Answered(i)
+	if r == nil {
+		t.Fatalf("%s: never reached the model\n%s", what, m.Dump())
+	}
+	if n := userCount(r, text); n != 1 {
+		t.Errorf("%s: the model was shown %s %d times, want 1", what, text, n)
+	}
+	if left := w.Pending(target); len(left) != 0 {
+		t.Errorf("%s: still waiting after the model received it: %q", what, left)
+	}
+}
+
 // pushedDuringTool is a shell command that sends text from session from
 // to target and returns once the broker has pushed it to target's holder
 // (the Pi extension's child): the message arrives while this tool runs.
@@ -86,16 +103,7 @@ func TestPiIdleWoken(t *testing.T) {
 		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
 		peer.Send(target, wake)
 		pi.AwaitEnd(end+1, msgTimeout)
-		r := m.Answered(1)
-		if r == nil {
-			t.Fatalf("the message did not wake the idle Pi\n%s", m.Dump())
-		}
-		if n := userCount(r, wake); n != 1 {
-			t.Errorf("the woken request shows %s %d times, want 1", wake, n)
-		}
-		if left := w.Pending(target); len(left) != 0 {
-			t.Errorf("still waiting after the model received it: %q", left)
-		}
+		receivedOnce(t, w, m, 1, target, wake, "the idle Pi woken by a steer")
 	})
 }
 
@@ -237,16 +245,7 @@ func TestPiResumeKeepsSessionAndMail(t *testing.T) {
 		if after := pi.Session(); after.ID != before.ID {
 			t.Errorf("pi -c acts as session %s, want the resumed %s", after.ID, before.ID)
 		}
-		r := m.Answered(1)
-		if r == nil {
-			t.Fatalf("the mail never reached the resumed Pi\n%s", m.Dump())
-		}
-		if n := userCount(r, mail); n != 1 {
-			t.Errorf("the resumed Pi's model saw %s %d times, want 1", mail, n)
-		}
-		if left := w.Pending(before.ID); len(left) != 0 {
-			t.Errorf("still waiting after the model received it: %q", left)
-		}
+		receivedOnce(t, w, m, 1, before.ID, mail, "the resumed Pi's mail")
 	})
 }
 
@@ -312,15 +311,6 @@ func TestPiKilledBeforeBoundaryGetsItOnResume(t *testing.T) {
 		if got := again.Session().ID; got != target {
 			t.Errorf("the resumed Pi acts as %s, want %s", got, target)
 		}
-		r := m.Answered(1)
-		if r == nil {
-			t.Fatalf("the resumed Pi never got the message\n%s", m.Dump())
-		}
-		if n := userCount(r, msg); n != 1 {
-			t.Errorf("the resumed Pi's model was shown %s %d times, want 1", msg, n)
-		}
-		if left := w.Pending(target); len(left) != 0 {
-			t.Errorf("still waiting after the resumed model received it: %q", left)
-		}
+		receivedOnce(t, w, m, 1, target, msg, "the message the killed Pi never showed")
 	})
 }

@@ -162,3 +162,18 @@ func agentRunsBin(t *testing.T) string {
 	}
 	return runsBin
 }
+
+// runCmd runs agent-runs ARGS in dir with the world's environment and
+// returns its stdout; a failure fails the test.
+func (w *World) runCmd(dir string, args ...string) string {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, agentRunsBin(w.t), args...)
+	c.Env, c.Dir = w.Env, dir
+	out, err := c.Output()
+	if err != nil {
+		w.t.Fatalf("agent-runs %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}

@@ -170,3 +170,29 @@ func TestPiConfirmSendAndAskTimeout(t *testing.T) {
 		}
 	})
 }
+
+// replyHint false: a Request Reply message reaches Pi's model without the
+// reply hint (the default shows it: TestPiAndClaudeAskEachOther).
+func TestPiReplyHintOff(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, peer := piWorld(t)
+		if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(`{"replyHint":false}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := w.Project("nohint")
+		q := marker("QUESTION")
+		m := NewAnthropic(t)
+		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q) }, Text: "seen"})
+		pi := w.StartPi("pi", dir, line, m, nil)
+		target := pi.Session().ID
+		w.OK("--session", peer.ID, "send", "--request-reply", target, q)
+		pi.AwaitEnd(0, turnTimeout)
+		r := m.Answered(0)
+		if r == nil {
+			t.Fatalf("the message did not wake Pi\n%s", m.Dump())
+		}
+		if strings.Contains(lastUserText(r), `intercom({ action: "reply"`) {
+			t.Errorf("replyHint false, yet the model was shown the reply hint")
+		}
+	})
+}

@@ -184,6 +184,7 @@ export default function intercom(pi: any) {
   const waiting: Msg[] = []; // arrived, not handed to Pi yet
   const handed = new Map<string, Msg>(); // handed to Pi, not seen by the model yet
   const received = new Set<string>(); // the model has them (acknowledged)
+  const steered = new Set<string>(); // handed as steers, not received yet
 
   const control = (line: object) => {
     if (holder?.stdin?.writable) holder.stdin.write(JSON.stringify(line) + "\n");
@@ -198,6 +199,7 @@ export default function intercom(pi: any) {
     for (const id of fresh) {
       received.add(id);
       handed.delete(id);
+      steered.delete(id);
     }
     control({ ack: fresh });
   };
@@ -207,6 +209,7 @@ export default function intercom(pi: any) {
     if (!batch.length) return;
     for (const m of batch) {
       handed.set(m.id, m);
+      if (options.deliverAs === "steer") steered.add(m.id);
       if (m.expects_reply) lastAsk = m.id;
     }
     const content = batch.map((m) => (m.rendered ?? m.text).trimEnd()).join("\n\n");
@@ -241,9 +244,10 @@ export default function intercom(pi: any) {
     idle = true;
     report("idle");
     if (waiting.length) flushIdle();
-    else if (handed.size && isIdle(lastCtx)) {
+    else if (steered.size && isIdle(lastCtx)) {
       // Pi 0.73: a steer handed just as the run ended stays in Pi's queue;
-      // a small message that starts a turn drains it.
+      // a small message that starts a turn drains it (passive messages
+      // handed for the next prompt do not count: they never wake).
       pi.sendMessage({ customType: CUSTOM_TYPE, content: "(intercom: delivering the messages above)", display: false, details: { ids: [] } }, { deliverAs: "steer", triggerTurn: true });
     }
   };
@@ -352,6 +356,11 @@ export default function intercom(pi: any) {
   });
   pi.on("tool_call", async () => {
     toolDepth++;
+  });
+  // A new turn has no tool running (a call another extension blocked never
+  // returned a result).
+  pi.on("turn_start", async () => {
+    toolDepth = 0;
   });
   // The tool boundary: what arrived while the tools ran reaches the model
   // together, before its next request.
