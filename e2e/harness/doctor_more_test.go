@@ -17,20 +17,14 @@ import (
 // hooks and its MCP server answering), and each broken once its settings
 // are corrupted (exit 1).
 func TestDoctorGeminiPiOpenCode(t *testing.T) {
-	lines, skip, err := installPi()
-	if skip != "" {
-		t.Skip("pi not installed:", skip)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	line := currentPi(t)
 	w := NewWorld(t)
 	w.InstallGemini()
 	w.InstallPi()
 	w.InstallOpenCode(NewChatCompletions(t))
 	dir := w.Project("doctor")
 	// Pi 1.x's own node (its .bin has both) first: pi needs Node >= 22.19.
-	path := "PATH=" + strings.Join([]string{filepath.Dir(piNodeBin[lines[0].Name]), filepath.Dir(geminiBin), filepath.Dir(openCodeBin(t)), binDir, os.Getenv("PATH")}, string(os.PathListSeparator))
+	path := "PATH=" + strings.Join([]string{filepath.Dir(piNodeBin[line.Name]), filepath.Dir(geminiBin), filepath.Dir(openCodeBin(t)), binDir, os.Getenv("PATH")}, string(os.PathListSeparator))
 	run := func() (schema.Doctor, int) {
 		t.Helper()
 		r := w.Intercom(dir, []string{path}, "--json", "doctor", "--timeout", "90s", "gemini", "pi", "opencode")
@@ -42,7 +36,7 @@ func TestDoctorGeminiPiOpenCode(t *testing.T) {
 	}
 
 	d, code := run()
-	for h, v := range map[string]string{"gemini": geminiPin.Version, "pi": lines[0].Version, "opencode": openCodeVersion} {
+	for h, v := range map[string]string{"gemini": geminiPin.Version, "pi": line.Version, "opencode": openCodeVersion} {
 		if c := doctorCheck(t, d, h, "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, v) {
 			t.Errorf("%s version: %+v, want %s", h, c, v)
 		}

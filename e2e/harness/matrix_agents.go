@@ -26,8 +26,10 @@ type mxAgent struct {
 	// start begins a turn with prompt. For the long-lived harnesses it only
 	// writes to the harness (safe off the test goroutine, in a Before).
 	start func(prompt string)
-	// end waits for what start began to exit (one-shot runs only).
-	end func()
+	// end waits for what start began to exit, exited says whether it has
+	// (one-shot runs only).
+	end    func()
+	exited func() bool
 }
 
 // turn scripts turns for a's model (the first waits for the request that
@@ -53,9 +55,12 @@ func (a *mxAgent) script(prompt string, turns ...Turn) int {
 // to exit.
 func (a *mxAgent) await(t *testing.T, i int) {
 	t.Helper()
-	Await(t, turnTimeout, func() bool { return a.m.Answered(i) != nil }, "%s to reach its scripted turn %d", a.name, i)
+	Await(t, turnTimeout, func() bool { return a.m.Answered(i) != nil || (a.exited != nil && a.exited()) }, "%s to reach its scripted turn %d", a.name, i)
 	if a.end != nil {
 		a.end()
+	}
+	if a.m.Answered(i) == nil {
+		t.Fatalf("%s ended before its scripted turn %d\n%s", a.name, i, a.m.Dump())
 	}
 }
 
@@ -128,6 +133,20 @@ func mxClaude(t *testing.T, w *World) *mxAgent {
 	return a
 }
 
+// currentPi is the current Pi line (1.x), installed; the test is skipped,
+// with one line, when it cannot be.
+func currentPi(t *testing.T) PiLine {
+	t.Helper()
+	lines, skip, err := installPi()
+	if skip != "" {
+		t.Skip("pi not installed:", skip)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines[0]
+}
+
 // mxPi is Pi 1.x, one `pi --mode rpc` for the whole test; a prompt while
 // it works (a wake-up) follows up when it stops.
 func mxPi(t *testing.T, w *World, line PiLine) *mxAgent {
@@ -166,6 +185,7 @@ func mxCodex(t *testing.T, w *World) *mxAgent {
 		}
 		run = w.StartCodex("codex", a.dir, m, prompt, flags...)
 	}
+	a.exited = func() bool { return exitedAgent(run.Agent) }
 	a.end = func() {
 		run.Finish(turnTimeout)
 		if thread == "" {
@@ -188,6 +208,7 @@ func mxGemini(t *testing.T, w *World) *mxAgent {
 		run = w.RunGemini("gemini", a.dir, m, prompt, nil, flag, id)
 		flag = "-r"
 	}
+	a.exited = func() bool { return exitedAgent(run.Agent) }
 	a.end = func() {
 		run.Finish(turnTimeout)
 		for _, l := range run.Noise() {
@@ -195,6 +216,16 @@ func mxGemini(t *testing.T, w *World) *mxAgent {
 		}
 	}
 	return a
+}
+
+// exitedAgent reports whether the process of a has ended.
+func exitedAgent(a *Agent) bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // pendingHolds reports whether text waits in session id's inbox (peeked,

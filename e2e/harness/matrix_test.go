@@ -21,13 +21,7 @@ import (
 // is logged and written to matrix.md in the test's artifact directory
 // (go test -artifacts).
 func TestCrossHarnessMatrix(t *testing.T) {
-	lines, skip, err := installPi()
-	if skip != "" {
-		t.Skip("pi not installed:", skip)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	line := currentPi(t)
 	w := NewWorld(t)
 	ocModel := NewChatCompletions(t)
 	w.InstallClaude()
@@ -39,7 +33,7 @@ func TestCrossHarnessMatrix(t *testing.T) {
 
 	// One agent per harness, each in its own project; the first turns run
 	// side by side.
-	agents := []*mxAgent{mxClaude(t, w), mxCodex(t, w), mxPi(t, w, lines[0]), mxGemini(t, w), mxOpenCode(t, w, ocModel)}
+	agents := []*mxAgent{mxClaude(t, w), mxCodex(t, w), mxPi(t, w, line), mxGemini(t, w), mxOpenCode(t, w, ocModel)}
 	hello := make([]int, len(agents))
 	for i, a := range agents {
 		p := marker("HELLO-" + a.short)
