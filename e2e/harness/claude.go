@@ -77,9 +77,13 @@ func claudeEnv(model *Model) []string {
 // claudeArgv is the command line: the binary (or its node launcher), the
 // given arguments, stream-json output and the tools the scripts call.
 func (w *World) claudeArgv(args ...string) []string {
-	argv := []string{claudeBin}
+	bin := claudeBin
+	if w.ClaudeBin != "" {
+		bin = w.ClaudeBin
+	}
+	argv := []string{bin}
 	if w.ClaudeViaNode {
-		argv = []string{"node", claudeWrapper()}
+		argv = []string{"node", claudeWrapper(bin)}
 	}
 	argv = append(argv, args...)
 	return append(argv, "--output-format", "stream-json", "--verbose", "--allowedTools", ClaudeMCPTool+",Bash")
@@ -87,8 +91,8 @@ func (w *World) claudeArgv(args ...string) []string {
 
 // claudeWrapper is the package's node launcher, which spawns the native
 // binary as a child: what runs when npm's postinstall did not.
-func claudeWrapper() string {
-	return filepath.Join(filepath.Dir(filepath.Dir(claudeBin)), "@anthropic-ai", "claude-code", "cli-wrapper.cjs")
+func claudeWrapper(bin string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(bin)), "@anthropic-ai", "claude-code", "cli-wrapper.cjs")
 }
 
 // Prompt sends one user message.

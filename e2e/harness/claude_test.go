@@ -26,23 +26,29 @@ func noHookFailed(t *testing.T, c *Claude) {
 // An idle Claude Code session (its turn over, nobody typing) is woken by a
 // steer message: install wires an asyncRewake hook, the message starts a
 // new turn and reaches the model exactly once, also after the next prompt.
+// Both on the current release and on the oldest supported one.
 func TestClaudeIdleAgentWoken(t *testing.T) {
-	w, peer := claudeWorld(t)
-	dir := w.Project("idle")
-	wake := marker("WAKE")
-	m := NewAnthropic(t)
-	m.Script(Turn{Text: "ready"})
-	cl := w.StartClaude("claude", dir, m)
-	cl.Turn("hello", "ready", turnTimeout)
-	target := w.AgentSession(dir, cl.SessionID).ID
+	for _, v := range []struct{ name, bin string }{{claudePin.Version, claudeBin}, {claudeOldestPin.Version, claudeOldestBin}} {
+		t.Run(v.name, func(t *testing.T) {
+			w, peer := claudeWorld(t)
+			w.ClaudeBin = v.bin
+			dir := w.Project("idle")
+			wake := marker("WAKE")
+			m := NewAnthropic(t)
+			m.Script(Turn{Text: "ready"})
+			cl := w.StartClaude("claude", dir, m)
+			cl.Turn("hello", "ready", turnTimeout)
+			target := w.AgentSession(dir, cl.SessionID).ID
 
-	m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
-	peer.Send(target, wake)
-	cl.AwaitFinal("woken and handled", replyWait)
-	m.Script(Turn{Text: "nothing else"})
-	cl.Turn("anything else?", "nothing else", turnTimeout)
-	noHookFailed(t, cl)
-	seenOnce(t, m, wake, "message that woke the idle agent")
+			m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), wake) }, Text: "woken and handled"})
+			peer.Send(target, wake)
+			cl.AwaitFinal("woken and handled", replyWait)
+			m.Script(Turn{Text: "nothing else"})
+			cl.Turn("anything else?", "nothing else", turnTimeout)
+			noHookFailed(t, cl)
+			seenOnce(t, m, wake, "message that woke the idle agent")
+		})
+	}
 }
 
 // A one-shot `claude -p PROMPT` (scripts, CI) runs its turn with the hooks

@@ -48,11 +48,11 @@ func TestDoctorRealHarnesses(t *testing.T) {
 	dir := w.Project("doctor")
 
 	d, code := doctorRun(t, w, dir)
-	if c := doctorCheck(t, d, "claude", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, claudeVersion) {
-		t.Errorf("claude version: %+v, want %s", c, claudeVersion)
+	if c := doctorCheck(t, d, "claude", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, claudePin.Version) {
+		t.Errorf("claude version: %+v, want %s", c, claudePin.Version)
 	}
-	if c := doctorCheck(t, d, "codex", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, codexVersion) {
-		t.Errorf("codex version: %+v, want %s", c, codexVersion)
+	if c := doctorCheck(t, d, "codex", "", "version"); c.Status != "ok" || !strings.Contains(c.Detail, codexPin.Version) {
+		t.Errorf("codex version: %+v, want %s", c, codexPin.Version)
 	}
 	for _, h := range []string{"claude", "codex"} {
 		for _, check := range []string{"config", "installed", "mcp"} {

@@ -17,7 +17,7 @@ func TestOneSessionPerAgent(t *testing.T) {
 	viaNode, native := claudeKind, codexKind
 	viaNode.name, viaNode.setup = "claude-node-launcher", func(w *World) { w.ClaudeViaNode = true }
 	native.name, native.setup = "codex-native", func(w *World) { w.CodexNative = true }
-	eachKind(t, []kind{claudeKind, viaNode, codexKind, native}, func(t *testing.T, k kind, w *World, peer *Peer) {
+	eachKind(t, []kind{claudeKind, viaNode, claudeOldestKind, codexKind, native, geminiKind}, func(t *testing.T, k kind, w *World, peer *Peer) {
 		dir := w.Project("api")
 		viaMCP, viaShell := marker("VIA-MCP"), marker("VIA-SHELL")
 		m := k.newModel(t)

@@ -62,8 +62,17 @@ var codexKind = kind{
 	},
 }
 
+// claudeOldestKind is Claude Code's oldest supported release (claudeKind
+// is its current one).
+var claudeOldestKind = func() kind {
+	k := claudeKind
+	k.name = "claude-" + claudeOldestPin.Version
+	k.setup = func(w *World) { w.ClaudeBin = claudeOldestBin }
+	return k
+}()
+
 // kinds are the harnesses every shared test runs against.
-var kinds = []kind{claudeKind, codexKind}
+var kinds = []kind{claudeKind, claudeOldestKind, codexKind, geminiKind}
 
 // eachKind runs test as a subtest per harness, each in a fresh world with
 // the harness installed and a peer attached.

@@ -133,6 +133,9 @@ func lastUserText(r *Request) string {
 			walk(mm)
 		}
 	}
+	if _, ok := r.JSON["contents"]; ok { // Gemini
+		geminiLastUserText(r, &b)
+	}
 	if items, ok := r.JSON["input"].([]any); ok { // Responses
 		for i := len(items) - 1; i >= 0; i-- {
 			it, _ := items[i].(map[string]any)

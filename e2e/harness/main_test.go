@@ -24,7 +24,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "harness suite:", err)
 		os.Exit(1)
 	}
-	claudeBin, codexBin = tools.Claude, tools.Codex
+	claudeBin, claudeOldestBin, codexBin = tools.Claude, tools.ClaudeOldest, tools.Codex
+	if geminiBin, geminiSkip, err = installGemini(tools.Dir); err != nil {
+		fmt.Fprintln(os.Stderr, "harness suite:", err)
+		os.Exit(1)
+	}
 	cleanup := func() {}
 	binDir = os.Getenv("INTERCOM_HARNESS_BIN")
 	if binDir == "" {
@@ -55,7 +59,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	fmt.Printf("harness suite: intercom from %s; claude %s; codex %s\n", binDir, tools.Claude, tools.Codex)
+	fmt.Printf("harness suite: intercom from %s; claude %s (and %s); codex %s\n", binDir, tools.Claude, tools.ClaudeOldest, tools.Codex)
+	if geminiSkip != "" {
+		fmt.Println("harness suite: gemini tests skipped:", geminiSkip)
+	}
 	code := m.Run()
 	cleanup()
 	os.Exit(code)

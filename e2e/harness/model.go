@@ -1,6 +1,6 @@
 //go:build harness
 
-// Package harness drives the real Claude Code and Codex CLIs, headless,
+// Package harness drives the real Claude Code, Codex and Gemini CLIs, headless,
 // against scripted stand-ins of their model APIs on 127.0.0.1, after a real
 // `intercom install`, and asserts on what the model was sent. It runs with
 // `make test-harness` (build tag harness); `make test` never builds it.
@@ -96,6 +96,7 @@ type Model struct {
 // wire is how one API's stand-in tells and answers requests.
 type wire struct {
 	path   string                                              // the conversation endpoint
+	prefix bool                                                // path is a prefix (the model is in the path)
 	isMain func(body map[string]any) bool                      // the agent's conversation, not a side request
 	answer func(w http.ResponseWriter, r *Request, turn *Turn) // the scripted (or default) reply
 	other  func(w http.ResponseWriter, req *http.Request) bool // other endpoints; false: 404
@@ -176,7 +177,7 @@ func (m *Model) Changed() <-chan struct{} {
 }
 
 func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path != m.api.path {
+	if req.URL.Path != m.api.path && !(m.api.prefix && strings.HasPrefix(req.URL.Path, m.api.path)) {
 		if m.api.other != nil && m.api.other(w, req) {
 			return
 		}

@@ -14,22 +14,24 @@ import (
 // response.output_item.added/.done (assistant messages and function calls)
 // and response.completed.
 func NewResponses(t *testing.T) *Model {
-	return newModel(t, wire{
-		path: "/v1/responses",
-		isMain: func(body map[string]any) bool {
-			tools, _ := body["tools"].([]any)
-			return len(tools) > 0
-		},
-		answer: responsesAnswer,
-		other: func(w http.ResponseWriter, req *http.Request) bool {
-			if req.URL.Path == "/v1/models" {
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprint(w, `{"object":"list","data":[]}`)
-				return true
-			}
-			return false
-		},
-	})
+	return newModel(t, wire{path: "/v1/responses", isMain: offersTools, answer: responsesAnswer, other: openAIModels})
+}
+
+// offersTools tells the agent's conversation (its requests offer tools)
+// from a harness's side requests (titles, summaries).
+func offersTools(body map[string]any) bool {
+	tools, _ := body["tools"].([]any)
+	return len(tools) > 0
+}
+
+// openAIModels answers GET /v1/models with an empty list.
+func openAIModels(w http.ResponseWriter, req *http.Request) bool {
+	if req.URL.Path != "/v1/models" {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"object":"list","data":[]}`)
+	return true
 }
 
 func responsesAnswer(w http.ResponseWriter, r *Request, turn *Turn) {

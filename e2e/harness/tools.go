@@ -15,22 +15,41 @@ import (
 	"time"
 )
 
-// The harness versions the suite is pinned to.
-const (
-	claudePackage  = "@anthropic-ai/claude-code"
-	claudeVersion  = "2.1.197"
-	codexPackage   = "@openai/codex"
-	codexVersion   = "0.171.0"
-	installTimeout = 10 * time.Minute
+// pin is one harness CLI at an exact version. Each pin is installed into
+// its own directory under the cache, <cache>/<Name>-<Version>, so versions
+// sit side by side and a bump (one line below) installs beside the old one.
+type pin struct {
+	Name, Package, Version, Bin string
+}
+
+// The harness versions the suite is pinned to: the current releases, and
+// the oldest Claude Code intercom supports.
+var (
+	claudePin       = pin{"claude-code", "@anthropic-ai/claude-code", "2.1.332", "claude"}
+	claudeOldestPin = pin{"claude-code", "@anthropic-ai/claude-code", "2.1.197", "claude"}
+	codexPin        = pin{"codex", "@openai/codex", "0.171.0", "codex"}
 )
 
-// binDir holds the intercom binaries under test; claudeBin and codexBin
-// are the real harness CLIs installed from npm (set by TestMain).
-var binDir, claudeBin, codexBin string
+const installTimeout = 10 * time.Minute
+
+// Dir is where p is installed under cache.
+func (p pin) Dir(cache string) string { return filepath.Join(cache, p.Name+"-"+p.Version) }
+
+// BinPath is p's command under cache.
+func (p pin) BinPath(cache string) string {
+	return filepath.Join(p.Dir(cache), "node_modules", ".bin", p.Bin)
+}
+
+func (p pin) String() string { return p.Package + "@" + p.Version }
+
+// binDir holds the intercom binaries under test; claudeBin,
+// claudeOldestBin and codexBin are the real harness CLIs installed from
+// npm (set by TestMain).
+var binDir, claudeBin, claudeOldestBin, codexBin string
 
 // Tools are the installed harness CLIs.
 type Tools struct {
-	Dir, Claude, Codex string
+	Dir, Claude, ClaudeOldest, Codex string
 }
 
 // cacheDir is where the pinned CLIs live, outside the repository:
@@ -58,41 +77,64 @@ func installTools() (tools Tools, skip string, err error) {
 	if err != nil {
 		return tools, "", err
 	}
-	tools = Tools{
-		Dir:    dir,
-		Claude: filepath.Join(dir, "node_modules", ".bin", "claude"),
-		Codex:  filepath.Join(dir, "node_modules", ".bin", "codex"),
+	tools = Tools{Dir: dir, Claude: claudePin.BinPath(dir), ClaudeOldest: claudeOldestPin.BinPath(dir), Codex: codexPin.BinPath(dir)}
+	if skip, err := installPins(dir, claudePin, claudeOldestPin, codexPin); skip != "" || err != nil {
+		return tools, skip, err
 	}
-	if !installed(dir, claudePackage, claudeVersion) || !installed(dir, codexPackage, codexVersion) {
-		if _, err := exec.LookPath("npm"); err != nil {
-			return tools, "npm is not on PATH", nil
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
-		defer cancel()
-		if out, err := run(ctx, "", "npm", "ping", "--fetch-timeout=15000", "--fetch-retries=0"); err != nil {
-			return tools, fmt.Sprintf("npm registry unreachable (%s)", firstLine(out, err)), nil
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	for _, p := range []pin{claudePin, claudeOldestPin} {
+		if err := nativeClaude(p.Dir(dir)); err != nil {
 			return tools, "", err
 		}
-		fmt.Printf("harness suite: installing %s@%s and %s@%s into %s\n", claudePackage, claudeVersion, codexPackage, codexVersion, dir)
-		if out, err := run(ctx, dir, "npm", "install", "--prefix", dir, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error",
-			claudePackage+"@"+claudeVersion, codexPackage+"@"+codexVersion); err != nil {
-			return tools, "", fmt.Errorf("npm install: %w\n%s", err, out)
-		}
 	}
-	if err := nativeClaude(dir); err != nil {
-		return tools, "", err
-	}
-	for _, bin := range []string{tools.Claude, tools.Codex} {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		out, err := run(ctx, "", bin, "--version")
-		cancel()
-		if err != nil {
-			return tools, "", fmt.Errorf("%s --version: %w\n%s", bin, err, out)
+	for _, bin := range []string{tools.Claude, tools.ClaudeOldest, tools.Codex} {
+		if err := runsVersion(bin); err != nil {
+			return tools, "", err
 		}
 	}
 	return tools, "", nil
+}
+
+// installPins installs each pin missing from cache into its own directory.
+// skip is set (and err nil) when npm cannot be reached.
+func installPins(cache string, pins ...pin) (skip string, err error) {
+	var missing []pin
+	for _, p := range pins {
+		if !installed(p.Dir(cache), p.Package, p.Version) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return "", nil
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "npm is not on PATH", nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+	defer cancel()
+	if out, err := run(ctx, "", "npm", "ping", "--fetch-timeout=15000", "--fetch-retries=0"); err != nil {
+		return fmt.Sprintf("npm registry unreachable (%s)", firstLine(out, err)), nil
+	}
+	for _, p := range missing {
+		dir := p.Dir(cache)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		fmt.Printf("harness suite: installing %s into %s\n", p, dir)
+		if out, err := run(ctx, dir, "npm", "install", "--prefix", dir, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error", p.String()); err != nil {
+			return "", fmt.Errorf("npm install %s: %w\n%s", p, err, out)
+		}
+	}
+	return "", nil
+}
+
+// runsVersion checks that bin starts (`bin --version`).
+func runsVersion(bin string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := run(ctx, "", bin, "--version"); err != nil {
+		return fmt.Errorf("%s --version: %w\n%s", bin, err, out)
+	}
+	return nil
 }
 
 // installed reports whether the package's exact version is in dir.
@@ -112,7 +154,7 @@ func installed(dir, pkg, version string) bool {
 // binary in place of bin/claude.exe, as a user's install has it, so the
 // process tree under test is the real one (no node wrapper).
 func nativeClaude(dir string) error {
-	pkgDir := filepath.Join(dir, "node_modules", claudePackage)
+	pkgDir := filepath.Join(dir, "node_modules", claudePin.Package)
 	if isNative(filepath.Join(pkgDir, "bin", "claude.exe")) {
 		return nil
 	}

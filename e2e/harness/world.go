@@ -29,6 +29,9 @@ type World struct {
 	// CodexHooksTrusted runs Codex without --dangerously-bypass-hook-trust:
 	// the hooks run only once trusted (TrustCodexHooks).
 	CodexHooksTrusted bool
+	// ClaudeBin is the Claude Code to run ("" for claudeBin, the current
+	// release; claudeOldestBin for the oldest supported).
+	ClaudeBin string
 	// ClaudeViaNode starts Claude Code through its node launcher
 	// (cli-wrapper.cjs), one more process above the native binary.
 	ClaudeViaNode bool
@@ -86,7 +89,7 @@ var keep = os.Getenv("HARNESS_KEEP") != ""
 // with set applied on top.
 func cleanEnv(set ...string) []string {
 	drop := func(k string) bool {
-		for _, p := range []string{"INTERCOM_", "ANTHROPIC_", "CLAUDE", "CODEX_", "OPENAI_", "XDG_"} {
+		for _, p := range []string{"INTERCOM_", "ANTHROPIC_", "CLAUDE", "CODEX_", "OPENAI_", "GEMINI_", "GOOGLE_", "XDG_"} {
 			if strings.HasPrefix(k, p) {
 				return true
 			}

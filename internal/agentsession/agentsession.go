@@ -33,7 +33,7 @@ import (
 type Binding struct {
 	Session string `json:"session"`
 	Name    string `json:"name"`
-	// Harness is claude or codex ("" when not known).
+	// Harness is claude, codex or gemini ("" when not known).
 	Harness string `json:"harness,omitempty"`
 	// Seen lists the harness's own session ids its hooks reported, latest
 	// last (Claude Code's /clear starts a new one in the same process).
@@ -185,9 +185,10 @@ const ClaudeSessionEnv = "CLAUDE_CODE_SESSION_ID"
 var unsafeID = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // SessionID maps a harness's own session id to a stable intercom session id
-// (cc-<id> for Claude Code, cx-<id> for Codex), the same across resumes.
+// (cc-<id> for Claude Code, cx-<id> for Codex, gm-<id> for Gemini CLI,
+// oc-<id> for OpenCode), the same across resumes.
 func SessionID(harness, id string) string {
-	prefix := map[string]string{"claude": "cc-", "codex": "cx-"}[harness]
+	prefix := map[string]string{"claude": "cc-", "codex": "cx-", "gemini": "gm-", "opencode": "oc-"}[harness]
 	s := prefix + unsafeID().ReplaceAllString(id, "-")
 	if len(s) > 80 {
 		s = s[:80]

@@ -17,6 +17,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/render"
@@ -48,15 +49,18 @@ type CLI struct {
 	Forget  ForgetCmd  `cmd:"" help:"Remove a disconnected session and its inbox."`
 	Ui      UICmd      `cmd:"" name:"ui" help:"Terminal UI: watch and talk to your agent sessions."`
 
-	Install           InstallCmd   `cmd:"" group:"Agents" help:"Write intercom's hooks and MCP server into Claude Code or Codex settings."`
+	Install           InstallCmd   `cmd:"" group:"Agents" help:"Install intercom into Claude Code, Codex, Gemini CLI (hooks, MCP server), Pi (extension) or OpenCode (plugin)."`
 	Uninstall         UninstallCmd `cmd:"" group:"Agents" help:"Remove what install added."`
 	Doctor            DoctorCmd    `cmd:"" group:"Agents" help:"Check the broker and each agent harness: version, install, hooks, MCP server."`
-	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code or Codex hook (stdin JSON → stdout JSON)."`
+	Hook              HookCmd      `cmd:"" group:"Agents" help:"Answer a Claude Code, Codex or Gemini CLI hook (stdin JSON → stdout JSON)."`
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
+	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
+	Config            ConfigCmd    `cmd:"" help:"Show the configuration in effect."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
 	ContactSupervisor ContactCmd   `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
+	Tool              ToolCmd      `cmd:"" group:"Agents" help:"Run one call of the intercom or contact_supervisor tool (for harness extensions)."`
 
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`
@@ -121,6 +125,9 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 		}
 		if hookLike(command, c) { // a hook never blocks the agent
 			fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(command)[0], render.OneLine(err.Error()))
+			if strings.HasPrefix(command, "hook ") && c.Hook.Harness == "gemini" {
+				_, _ = stdout.Write(hooks.Empty) // Gemini CLI shows stderr when stdout is empty
+			}
 			return 0
 		}
 		return e.report(err)
@@ -150,12 +157,13 @@ func hookArgs(args []string, c *CLI) bool {
 }
 
 // streaming names the commands that write to stdout as they go: they print
-// events, a protocol or a screen (attach, mcp, ui, hold), or acknowledge
-// messages only once the write that hands them over has succeeded (hook,
-// wait, inbox: held back until exit, that write could fail after the ack).
+// events, a protocol or a screen (attach, mcp, ui, hold, opencode), or
+// acknowledge messages only once the write that hands them over has
+// succeeded (hook, wait, inbox, tool: held back until exit, that write could
+// fail after the ack).
 // Every other command's output is written at once when it ends
 // (kongrun.Output).
-var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true}
+var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true, "tool": true, "opencode": true}
 
 // hookLike reports whether the command runs as a harness hook.
 func hookLike(command string, c *CLI) bool {

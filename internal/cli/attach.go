@@ -22,6 +22,8 @@ type AttachCmd struct {
 	ID     string `name:"id" help:"Take over the session with this id (8-80 of A-Z a-z 0-9 _ -), creating it if unknown; fails if another holder runs." placeholder:"ID"`
 	Model  string `help:"Model label shown in list." placeholder:"LABEL"`
 	Cwd    string `help:"Working directory to report (default: current)." placeholder:"DIR" type:"path"`
+	// Control is for harness extensions (integrations/pi).
+	Control bool `help:"With --json: acknowledge a message only when told on stdin, and take state reports there (one JSON object a line: {\"ack\":[ids]}, {\"state\":\"thinking\"}); detach at end of stdin."`
 }
 
 // Help shows examples.
@@ -40,9 +42,17 @@ unknown ID: --resume fails, --id creates the session with that id.
 With --json the first line is {"event":"attached","id":...,"name":...} and
 every later line is one JSON object per event ("message", "reconnected").
 
+--control (with --json) is for a harness extension that hands messages to
+its model itself: a message is acknowledged only by a line {"ack":[ids]} on
+stdin (sent once the model received it), so one the model never saw is
+delivered again when the session resumes; {"state":"tool:bash"} reports the
+lifecycle (plus the configured status suffix), and the end of stdin
+detaches. Message lines then carry "rendered", the text for the model.
+
 Examples:
   intercom attach --name planner
   intercom attach --name worker --json
+  intercom attach --id pi-5f0c2a91 --name pi-api --json --control
   intercom attach --resume 6332faab0c1e4f7d9a0b1c2d3e4f5a6b`
 }
 
@@ -80,6 +90,9 @@ func (e *env) resumeTarget(c *intercom.Client, target string) (string, error) {
 func (a *AttachCmd) Run(e *env) error {
 	if a.Resume != "" && a.ID != "" {
 		return kongrun.Usagef("--resume cannot be combined with --id (both name the session to take over)")
+	}
+	if a.Control && !e.g.JSON {
+		return kongrun.Usagef("--control needs --json")
 	}
 	if a.Name != "" {
 		if err := wire.ValidateName(a.Name); err != nil {
@@ -123,6 +136,9 @@ func (a *AttachCmd) Run(e *env) error {
 		fmt.Fprintf(out, "attached as %s (id %s, target %s); Ctrl-C to detach\n", info.Name, info.ID, info.Target)
 	}
 	out.Flush()
+	if a.Control {
+		return e.control(c, s, info, out, reconnected)
+	}
 	for {
 		select {
 		case <-e.ctx.Done():

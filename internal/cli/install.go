@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/install"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string `arg:"" enum:"claude,codex" help:"claude or codex."`
-	Project bool   `help:"This project's settings (.claude/, .mcp.json, .codex/) instead of the user's." xor:"scope"`
-	User    bool   `help:"The user's settings (default)." xor:"scope"`
-	DryRun  bool   `name:"dry-run" help:"Show the changes as a diff; write nothing."`
-	Dir     string `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
+	Harness string        `arg:"" enum:"claude,codex,gemini,pi,opencode" help:"claude, codex, gemini, pi or opencode."`
+	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/, .opencode/) instead of the user's." xor:"scope"`
+	User    bool          `help:"The user's settings (default)." xor:"scope"`
+	DryRun  bool          `name:"dry-run" help:"Show the changes as a diff; write nothing."`
+	Dir     string        `help:"Project directory for --project (default: current)." type:"path" placeholder:"DIR"`
+	Hold    time.Duration `help:"gemini only: AfterAgent waits up to DUR for a message and continues the turn with it (wakes an idle agent, but holds its turn open: what the user types waits)." zero:"off" placeholder:"DUR"`
 }
 
 // Help shows examples.
@@ -29,15 +32,32 @@ func (InstallCmd) Help() string {
           [features] hooks = true (merged into your features table, inline
           or not) and [mcp_servers.intercom] with the env_vars it needs;
           what was added is recorded in .codex/intercom-install.json
-Each changed file is backed up first (FILE.intercom-backup-<time>). Running
-it again changes nothing. 'intercom uninstall' removes exactly what install
+  gemini: hooks SessionStart, BeforeAgent, AfterTool, AfterAgent (timeouts
+          in milliseconds) and MCP server "intercom" (trusted, with the
+          INTERCOM_* variables in its env) in .gemini/settings.json, under
+          GEMINI_CLI_HOME when that is set; --hold DUR makes AfterAgent
+          wait for a message (wakes an idle agent, holds its turn open)
+  opencode: the plugin intercom.ts in plugin/ of OpenCode's config directory
+          ($OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
+          ~/.config/opencode; .opencode/ with --project): delivery at tool
+          boundaries, injection and wake-up by prompt, the intercom tool,
+          INTERCOM_SESSION for the agent's shell commands
+  pi:     intercom's Pi package (integrations/pi: the intercom,
+          load_intercom and contact_supervisor tools, delivery, status,
+          /intercom) in $PI_CODING_AGENT_DIR/intercom-package (default
+          ~/.pi/agent), registered in its settings.json "packages"
+Each changed settings file is backed up first (FILE.intercom-backup-<time>).
+Running it again changes nothing. 'intercom uninstall' removes exactly what install
 added. Codex runs hooks only once trusted: start codex once and choose
 "Trust all and continue" at "Hooks need review" (or use /hooks).
 
 Examples:
   intercom install claude --dry-run
   intercom install claude --project
-  intercom install codex --user`
+  intercom install codex --user
+  intercom install gemini
+  intercom install opencode
+  PI_CODING_AGENT_DIR=~/.pi/agent intercom install pi`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -52,7 +72,19 @@ func (i *InstallCmd) target() (install.Target, error) {
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	t := install.Target{Harness: i.Harness, Home: home, Command: exe}
+	if i.Hold != 0 && i.Harness != "gemini" {
+		return install.Target{}, kongrun.Usagef("--hold is for gemini only (Claude Code wakes through its asyncRewake hook)")
+	}
+	t := install.Target{Harness: i.Harness, Home: home, GeminiHome: os.Getenv("GEMINI_CLI_HOME"), GeminiHold: i.Hold, Command: exe}
+	if i.Harness == "opencode" {
+		t.ConfigDir = install.OpenCodeDir(os.Getenv, home)
+	}
+	if i.Harness == "pi" {
+		if i.Project {
+			return t, kongrun.Usagef("install pi: --project is not supported (Pi reads project packages only once the project is trusted); install for the user")
+		}
+		t.AgentDir = install.PiAgentDir(os.Getenv("PI_CODING_AGENT_DIR"), home)
+	}
 	if i.Project {
 		t.Project = i.Dir
 		if t.Project == "" {
@@ -72,7 +104,7 @@ type UninstallCmd struct {
 
 // Help shows examples.
 func (UninstallCmd) Help() string {
-	return "Removes exactly the hooks and MCP entries 'intercom install' added; other settings stay.\n\nExamples:\n  intercom uninstall claude\n  intercom uninstall codex --project --dry-run"
+	return "Removes exactly the hooks and MCP entries 'intercom install' added; other settings stay.\n\nExamples:\n  intercom uninstall claude\n  intercom uninstall codex --project --dry-run\n  intercom uninstall gemini"
 }
 
 // Run uninstalls.

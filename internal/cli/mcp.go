@@ -22,7 +22,7 @@ import (
 type McpCmd struct {
 	Name    string `env:"INTERCOM_NAME" help:"Session name (default: the agent's, else alias session-<8 hex>)." placeholder:"NAME"`
 	ID      string `name:"id" env:"INTERCOM_SESSION_ID" help:"Act as this session id of its own (8-80 of A-Z a-z 0-9 _ -), not the agent's." placeholder:"ID"`
-	Harness string `enum:"claude,codex," default:"" help:"The agent harness that runs this server (install sets it): join the agent's session."`
+	Harness string `enum:"claude,codex,gemini," default:"" help:"The agent harness that runs this server (install sets it): join the agent's session."`
 }
 
 // Help shows examples.
@@ -30,9 +30,9 @@ func (McpCmd) Help() string {
 	return `An MCP stdio server for any MCP client (Claude Code, Codex, ...). It holds
 exposes the tool "intercom" (actions list, send, ask, reply, pending,
 status, subscribe, unsubscribe, publish, topics) and, inside a run started by
-agent-runs, "contact_supervisor". Under Claude Code or Codex it acts as the
-agent's one session, the same as its hooks and shell commands; under any
-other MCP client it holds a session of its own. Nothing is registered before
+agent-runs, "contact_supervisor". Under Claude Code, Codex or Gemini CLI it
+acts as the agent's one session, the same as its hooks and shell commands;
+under any other MCP client it holds a session of its own. Nothing is registered before
 the first tool call. Results are text; messages that arrived are appended to
 the next result unless the harness's hooks deliver them.
 

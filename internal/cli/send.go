@@ -35,6 +35,7 @@ type SendCmd struct {
 	ReplyTo   string   `name:"reply-to" help:"Mark this message as the answer to message ID." placeholder:"ID"`
 	ClientID  string   `name:"client-id" help:"Idempotency key: a retried send with the same key is stored once (keys are per sender; without --session, per recipient)." placeholder:"KEY"`
 	Yes       bool     `short:"y" help:"Skip the confirmSend prompt."`
+	Request   bool     `name:"request-reply" help:"Mark the message as needing a reply (the recipient is shown the reply hint); unlike ask, do not wait for it."`
 	MessageFlags
 }
 
@@ -247,5 +248,6 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 	return wire.SendRequest{
 		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",
 		QueueMode: queueMode, Thread: s.Thread, ReplyTo: s.ReplyTo, Attachments: att, ClientMsgID: s.ClientID,
+		ExpectsReply: s.Request && s.ReplyTo == "",
 	}, nil
 }

@@ -106,7 +106,11 @@ func (m *machine) install(harness, command string) {
 // installIn is install in project's settings ("" for the user's).
 func (m *machine) installIn(harness, command, project string) {
 	m.t.Helper()
-	plans, err := install.Plans(install.Target{Harness: harness, Home: m.home, Project: project, Command: command}, true)
+	t := install.Target{Harness: harness, Home: m.home, Project: project, Command: command}
+	if harness == "pi" {
+		t.AgentDir = install.PiAgentDir("", m.home)
+	}
+	plans, err := install.Plans(t, true)
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -230,17 +234,46 @@ func TestBrokenConfigsFail(t *testing.T) {
 			m.edit(filepath.Join(m.home, ".codex", "config.toml"), "[mcp_servers.intercom]", "[mcp_servers.renamed]")
 		}, "installed", "no MCP server"},
 		{"gemini settings malformed", "gemini", func(m *machine) {
+			m.install("gemini", m.intercom)
 			m.write(filepath.Join(m.home, ".gemini", "settings.json"), "{\n  // a comment is fine\n  \"mcpServers\": {,}\n}")
 		}, "config", "is not valid JSON"},
+		{"gemini AfterTool hook removed", "gemini", func(m *machine) {
+			m.install("gemini", m.intercom)
+			m.edit(filepath.Join(m.home, ".gemini", "settings.json"), `"AfterTool": [`, `"AfterToolX": [`)
+		}, "hooks", "AfterTool"},
 		{"gemini MCP server exits at once", "gemini", func(m *machine) {
 			m.write(filepath.Join(m.home, ".gemini", "settings.json"), `{"mcpServers":{"intercom":{"command":"/bin/false","args":["mcp"]}}}`)
 		}, "mcp", "did not answer initialize"},
+		{"gemini entry points at a missing binary", "gemini", func(m *machine) {
+			m.install("gemini", filepath.Join(m.dir, "gone", "intercom"))
+		}, "installed", "which does not exist"},
 		{"opencode config malformed", "opencode", func(m *machine) {
+			m.install("opencode", m.intercom)
 			m.write(filepath.Join(m.home, ".config", "opencode", "opencode.jsonc"), `{"mcp": {"intercom": }}`)
 		}, "config", "is not valid JSON"},
-		{"pi mcp.json malformed", "pi", func(m *machine) {
-			m.write(filepath.Join(m.home, ".pi", "agent", "mcp.json"), `{"mcpServers": [`)
-		}, "config", "is not valid JSON"},
+		{"opencode plugin points at a missing binary", "opencode", func(m *machine) {
+			m.install("opencode", filepath.Join(m.dir, "gone", "intercom"))
+		}, "installed", "which does not exist"},
+		{"opencode plugin not intercom's", "opencode", func(m *machine) {
+			m.write(filepath.Join(m.home, ".config", "opencode", "plugin", "intercom.ts"), "export default async () => ({})\n")
+		}, "config", "is not intercom's plugin"},
+		{"pi settings malformed", "pi", func(m *machine) {
+			m.install("pi", m.intercom)
+			m.write(filepath.Join(m.home, ".pi", "agent", "settings.json"), `{"packages": [`)
+		}, "config", "settings.json"},
+		{"pi package not registered", "pi", func(m *machine) {
+			m.install("pi", m.intercom)
+			m.write(filepath.Join(m.home, ".pi", "agent", "settings.json"), `{"packages": []}`)
+		}, "installed", "packages"},
+		{"pi package file removed", "pi", func(m *machine) {
+			m.install("pi", m.intercom)
+			if err := os.Remove(filepath.Join(m.home, ".pi", "agent", install.PiPackageDir, "index.ts")); err != nil {
+				m.t.Fatal(err)
+			}
+		}, "installed", "index.ts"},
+		{"pi package points at a missing binary", "pi", func(m *machine) {
+			m.install("pi", filepath.Join(m.dir, "gone", "intercom"))
+		}, "installed", "which does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,27 +295,27 @@ func TestBrokenConfigsFail(t *testing.T) {
 	}
 }
 
-// The harnesses install does not write yet are found from their documented
-// settings; an intercom entry there is checked like any other.
-func TestDocumentedHarnessesFound(t *testing.T) {
+// What install writes for Gemini CLI, OpenCode and Pi is found and
+// checked, read back with install's rules: Gemini CLI's settings may
+// carry comments (Gemini allows them), its hooks and MCP server are
+// checked like Claude Code's; Pi's package and OpenCode's plugin name the
+// intercom binary they run.
+func TestInstalledHarnessesFound(t *testing.T) {
 	t.Parallel()
 	m := newMachine(t, "gemini", "opencode", "pi")
-	m.write(filepath.Join(m.home, ".gemini", "settings.json"), fmt.Sprintf(`{
-  // Gemini CLI accepts comments
-  "mcpServers": {"intercom": {"command": %q, "args": ["mcp"], "trust": true},},
-}`, m.intercom))
-	m.write(filepath.Join(m.home, ".config", "opencode", "opencode.json"), fmt.Sprintf(`{"mcp":{"intercom":{"type":"local","command":[%q,"mcp"],"environment":{"X":"1"}}}}`, m.intercom))
-	m.write(filepath.Join(m.home, ".pi", "agent", "extensions", "intercom.ts"), "export default function () {}\n")
+	for _, h := range []string{"gemini", "opencode", "pi"} {
+		m.install(h, m.intercom)
+	}
+	m.edit(filepath.Join(m.home, ".gemini", "settings.json"), "{", "{\n  // Gemini CLI accepts comments\n")
 	r := m.run("gemini", "opencode", "pi")
-	for _, h := range []string{"gemini", "opencode"} {
-		for _, check := range []string{"config", "installed", "mcp"} {
-			if c := row(t, r, h, "user", check); c.Status != OK {
-				t.Errorf("%s %s: %s %q", h, check, c.Status, c.Detail)
-			}
+	for _, want := range [][2]string{{"gemini", "config"}, {"gemini", "installed"}, {"gemini", "hooks"}, {"gemini", "mcp"},
+		{"opencode", "config"}, {"opencode", "installed"}, {"pi", "config"}, {"pi", "installed"}} {
+		if c := row(t, r, want[0], "user", want[1]); c.Status != OK {
+			t.Errorf("%s %s: %s %q", want[0], want[1], c.Status, c.Detail)
 		}
 	}
-	if c := row(t, r, "pi", "user", "installed"); c.Status != OK {
-		t.Errorf("pi installed: %s %q", c.Status, c.Detail)
+	if c := row(t, r, "pi", "user", "installed"); !strings.Contains(c.Detail, m.intercom) {
+		t.Errorf("pi installed names %q, want the binary %s", c.Detail, m.intercom)
 	}
 	if !r.OK {
 		t.Errorf("report not OK: %+v", r.Checks)

@@ -1,37 +1,57 @@
 package doctor
 
 import (
-	"path/filepath"
+	"context"
+	"fmt"
+	"os"
+	"strings"
 
+	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
-// gemini is Gemini CLI: settings in $GEMINI_CLI_HOME/.gemini/settings.json
-// (GEMINI_CLI_HOME defaults to the home directory) and
-// <project>/.gemini/settings.json; comments allowed.
+// gemini is Gemini CLI: hooks and the MCP server in one settings.json,
+// $GEMINI_CLI_HOME/.gemini/ (default the home's) or the project's
+// .gemini/; comments allowed, as Gemini allows them. Read with install's
+// rules (install.InspectSettings).
 var gemini = harness{name: "gemini", binary: "gemini", inspect: func(o *Options, project bool) (finding, bool) {
-	base := getenv(o.Env, "GEMINI_CLI_HOME")
-	if base == "" {
-		base = o.Home
+	t := installTarget("gemini", o, project)
+	t.GeminiHome = getenv(o.Env, "GEMINI_CLI_HOME")
+	settings, _ := t.Files()
+	var in install.Installed
+	f, found := jsonFinding("gemini", project, []string{settings}, func(docs map[string]map[string]any) intercomEntry {
+		doc, ok := docs[settings]
+		if !ok {
+			return intercomEntry{}
+		}
+		in = install.InspectSettings(t, doc)
+		g := installedFinding("gemini", in, project)
+		if g.mcp != nil { // Gemini expands $VAR and ${VAR} in env from its own environment (unset: "")
+			for k, v := range g.mcp.Env {
+				g.mcp.Env[k] = os.Expand(v, func(name string) string { return getenv(o.Env, name) })
+			}
+		}
+		return intercomEntry{present: g.present, mcp: g.mcp, programs: g.programs, missing: g.missing}
+	})
+	f.hooks = func(context.Context, *runner) (string, string, string) {
+		if missing := in.MissingHooks(); len(missing) > 0 {
+			return Fail, "missing: " + strings.Join(geminiNames(missing), ", "), f.fix
+		}
+		return OK, fmt.Sprintf("%s (user hooks run without a prompt)", strings.Join(geminiNames(installedEvents(in)), ", ")), ""
 	}
-	if project {
-		base = o.Dir
-	}
-	return jsonFinding("gemini", project, []string{filepath.Join(base, ".gemini", "settings.json")}, geminiIntercom)
+	return f, found
 }}
 
-// geminiIntercom is the rule for "intercom is installed in Gemini CLI":
-// an "intercom" server in mcpServers, or a hook running `intercom hook
-// gemini`. Adjust it to what `intercom install gemini` writes.
-func geminiIntercom(docs map[string]map[string]any) intercomEntry {
-	var e intercomEntry
-	for _, doc := range docs {
-		servers, _ := doc["mcpServers"].(map[string]any)
-		if s := install.DecodeMCPServer(servers["intercom"]); s != nil {
-			e.mcp = s
+// geminiNames are Gemini CLI's names of hook events of hooks.Events.
+func geminiNames(events []string) []string {
+	names := hooks.HarnessEvents("gemini")
+	var out []string
+	for _, ev := range events {
+		for i, canonical := range hooks.Events {
+			if canonical == ev {
+				out = append(out, names[i])
+			}
 		}
-		e.programs = append(e.programs, intercomHookPrograms(doc, "gemini")...)
 	}
-	e.present = e.mcp != nil || len(e.programs) > 0
-	return e
+	return out
 }

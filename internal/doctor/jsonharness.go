@@ -1,9 +1,6 @@
 package doctor
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
@@ -13,6 +10,7 @@ type intercomEntry struct {
 	present  bool
 	mcp      *install.MCPServer
 	programs []string // intercom binaries the entries run
+	missing  []string // what install writes that is not there
 }
 
 // jsonFinding reads a harness's JSON settings files (those that exist)
@@ -33,62 +31,6 @@ func jsonFinding(name string, project bool, paths []string, rule func(docs map[s
 		docs[p] = s.doc
 	}
 	e := rule(docs)
-	f.present, f.mcp, f.programs = e.present, e.mcp, e.programs
-	if f.mcp != nil && filepath.IsAbs(f.mcp.Command) {
-		f.programs = append(f.programs, f.mcp.Command)
-	}
+	f.present, f.mcp, f.programs, f.missing = e.present, e.mcp, e.programs, e.missing
 	return f, len(f.files) > 0
-}
-
-// intercomHookPrograms are the programs of the hooks in a Claude-Code-shaped
-// hooks map ({"hooks":{EVENT:[{"hooks":[{"command":…}]}]}}) that run
-// `intercom hook HARNESS …`.
-func intercomHookPrograms(doc map[string]any, harness string) []string {
-	var out []string
-	hooksMap, _ := doc["hooks"].(map[string]any)
-	for _, groups := range hooksMap {
-		list, _ := groups.([]any)
-		for _, g := range list {
-			gm, _ := g.(map[string]any)
-			hs, _ := gm["hooks"].([]any)
-			for _, h := range hs {
-				hm, _ := h.(map[string]any)
-				if cmd, _ := hm["command"].(string); strings.Contains(cmd, "intercom") && strings.Contains(cmd, " hook "+harness) {
-					out = append(out, install.HookBinary(cmd))
-				}
-			}
-		}
-	}
-	return out
-}
-
-// mentionsIntercom reports whether a settings list (of paths, package
-// names or objects with one) names intercom.
-func mentionsIntercom(v any) bool {
-	list, _ := v.([]any)
-	for _, x := range list {
-		switch x := x.(type) {
-		case string:
-			if strings.Contains(strings.ToLower(x), "intercom") {
-				return true
-			}
-		case map[string]any:
-			for _, k := range []string{"source", "path", "name", "package"} {
-				if s, _ := x[k].(string); strings.Contains(strings.ToLower(s), "intercom") {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// intercomFileIn reports whether dir holds a file or directory whose name
-// contains "intercom" (an extension or plugin).
-func intercomFileIn(dir string) (string, bool) {
-	matches, _ := filepath.Glob(filepath.Join(dir, "*intercom*"))
-	if len(matches) == 0 {
-		return "", false
-	}
-	return matches[0], true
 }

@@ -6,38 +6,44 @@ import (
 	"github.com/intercom-dev/intercom/internal/install"
 )
 
-// pi is Pi: its agent directory is $PI_CODING_AGENT_DIR (default
-// ~/.pi/agent), with settings.json, mcp.json (Pi 1.x's built-in MCP) and
-// extensions/; a project has the same under <project>/.pi/.
+// pi is Pi, read with install's rules: intercom's package in
+// <agent dir>/intercom-package ($PI_CODING_AGENT_DIR, default ~/.pi/agent)
+// and its path in the agent dir's settings.json "packages". Install pi
+// has no project scope, so neither has doctor.
 var pi = harness{name: "pi", binary: "pi", inspect: func(o *Options, project bool) (finding, bool) {
-	dir := getenv(o.Env, "PI_CODING_AGENT_DIR")
-	if dir == "" {
-		dir = filepath.Join(o.Home, ".pi", "agent")
-	}
 	if project {
-		dir = filepath.Join(o.Dir, ".pi")
+		return finding{}, false
 	}
-	settings, mcpFile := filepath.Join(dir, "settings.json"), filepath.Join(dir, "mcp.json")
-	f, found := jsonFinding("pi", project, []string{settings, mcpFile}, func(docs map[string]map[string]any) intercomEntry {
-		return piIntercom(dir, docs[settings], docs[mcpFile])
-	})
-	if !found {
-		if ext, ok := intercomFileIn(filepath.Join(dir, "extensions")); ok {
-			f.files, f.present, found = []string{ext}, true, true
-		}
-	}
-	return f, found
+	t := installTarget("pi", o, false)
+	t.AgentDir = install.PiAgentDir(getenv(o.Env, "PI_CODING_AGENT_DIR"), o.Home)
+	own := install.InspectOwned(t)
+	f := ownedFinding("pi", own, false)
+	return f, own.SettingsExists || len(own.Present) > 0
 }}
 
-// piIntercom is the rule for "intercom is installed in Pi": an extension
-// named *intercom* in the agent directory's extensions/, an "extensions"
-// or "packages" entry naming intercom in settings.json, or an "intercom"
-// server in mcp.json. Adjust it to what `intercom install pi` writes.
-func piIntercom(agentDir string, settings, mcp map[string]any) intercomEntry {
-	var e intercomEntry
-	servers, _ := mcp["mcpServers"].(map[string]any)
-	e.mcp = install.DecodeMCPServer(servers["intercom"])
-	_, ext := intercomFileIn(filepath.Join(agentDir, "extensions"))
-	e.present = ext || mentionsIntercom(settings["extensions"]) || mentionsIntercom(settings["packages"]) || e.mcp != nil
-	return e
+// ownedFinding is what install.InspectOwned found, for a harness install
+// writes whole files into (Pi, OpenCode).
+func ownedFinding(name string, own install.Owned, project bool) finding {
+	f := finding{present: own.Any(), fix: "intercom install " + name + scopeFlag(project)}
+	if own.SettingsExists {
+		f.files = append(f.files, own.Settings)
+	}
+	switch len(own.Present) {
+	case 0:
+	case 1:
+		f.files = append(f.files, own.Present[0])
+	default: // a package: its directory
+		f.files = append(f.files, filepath.Dir(own.Present[0]))
+	}
+	if own.SettingsErr != nil {
+		f.broken = append(f.broken, own.SettingsErr.Error())
+	}
+	if own.Foreign != nil {
+		f.broken = append(f.broken, own.Foreign.Error())
+	}
+	if f.present {
+		f.missing = own.Missing()
+		f.programs = append(f.programs, own.Command)
+	}
+	return f
 }

@@ -1,4 +1,5 @@
-// Package hooks speaks the hook contracts of Claude Code and Codex: it
+// Package hooks speaks the hook contracts of Claude Code, Codex and Gemini
+// CLI (Gemini's take the same JSON under other event names): it
 // decodes the JSON a harness writes on a hook's stdin and builds the JSON
 // the hook answers with (extra context for the model, or a Stop block), and
 // it composes delivered messages into answers a harness accepts whole.
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // Events handled.
@@ -24,17 +26,37 @@ const (
 var Events = []string{SessionStart, UserPromptSubmit, PostToolUse, Stop}
 
 // Harnesses lists the harnesses whose hooks intercom answers.
-var Harnesses = []string{"claude", "codex"}
+var Harnesses = []string{"claude", "codex", "gemini"}
 
-// Known reports whether harness and event are ones intercom answers.
-func Known(harness, event string) error {
+// geminiEvents are Gemini CLI's names of the events, in install order
+// (its docs: BeforeAgent fires after the user submits a prompt, AfterAgent
+// once per turn after the final response).
+var geminiEvents = []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}
+
+// HarnessEvents lists the events intercom answers under harness's own
+// names, in install order (the same order as Events).
+func HarnessEvents(harness string) []string {
+	if harness == "gemini" {
+		return geminiEvents
+	}
+	return Events
+}
+
+// Canonical returns the event of Events that harness's event stands for:
+// Gemini's BeforeAgent is UserPromptSubmit, AfterTool PostToolUse and
+// AfterAgent Stop. It fails for an unknown harness or event.
+func Canonical(harness, event string) (string, error) {
 	if !slices.Contains(Harnesses, harness) {
-		return fmt.Errorf("unknown harness %q (want claude or codex)", harness)
+		return "", fmt.Errorf("unknown harness %q (want claude, codex or gemini)", harness)
 	}
-	if !slices.Contains(Events, event) {
-		return fmt.Errorf("unknown hook event %q (want SessionStart, UserPromptSubmit, PostToolUse or Stop)", event)
+	names := HarnessEvents(harness)
+	if i := slices.Index(names, event); i >= 0 {
+		return Events[i], nil
 	}
-	return nil
+	if slices.Contains(Events, event) { // the Claude-shaped name works everywhere
+		return event, nil
+	}
+	return "", fmt.Errorf("unknown hook event %q for %s (want %s)", event, harness, strings.Join(names, ", "))
 }
 
 // MaxInput bounds the hook input read from stdin. A PostToolUse input
@@ -92,3 +114,7 @@ func BlockOutput(reason string) []byte {
 	out, _ := json.Marshal(map[string]any{"decision": "block", "reason": reason})
 	return append(out, '\n')
 }
+
+// Empty is the answer with nothing to say. Gemini CLI shows a hook's
+// stderr to the user when its stdout is empty, so a hook always answers.
+var Empty = []byte("{}\n")

@@ -29,20 +29,7 @@ func roundTrip(t *testing.T, before, want string) string {
 	}
 	apply := func(add bool) int {
 		t.Helper()
-		plans, err := Plans(tg, add)
-		if err != nil {
-			t.Fatalf("plans (add %v): %v", add, err)
-		}
-		changed := 0
-		for _, p := range plans {
-			if p.Changed() {
-				changed++
-			}
-			if _, err := Apply(p); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return changed
+		return applyAll(t, tg, add)
 	}
 	apply(true)
 	installed, err := os.ReadFile(cfg)

@@ -113,8 +113,9 @@ func (t Target) ourHooks(doc map[string]any) (map[string][]string, bool) {
 	found := map[string][]string{}
 	rewake := false
 	hooksMap, _ := doc["hooks"].(map[string]any)
-	for _, ev := range hooks.Events {
-		groups, _ := hooksMap[ev].([]any)
+	names := hooks.HarnessEvents(t.Harness) // in the order of hooks.Events
+	for i, ev := range hooks.Events {
+		groups, _ := hooksMap[names[i]].([]any)
 		for _, g := range groups {
 			gm, _ := g.(map[string]any)
 			list, _ := gm["hooks"].([]any)
@@ -218,4 +219,17 @@ func HookBinary(command string) string {
 		return command[:i]
 	}
 	return command
+}
+
+// InspectSettings is Inspect of one decoded settings document that holds
+// both the hooks and the MCP server (Gemini CLI's settings.json, which may
+// carry comments the harness allows; the caller parsed it).
+func InspectSettings(t Target, doc map[string]any) Installed {
+	in := Installed{HooksExists: true, MCPExists: true}
+	in.HooksFile, in.MCPFile = t.files()
+	in.Hooks, in.Rewake = t.ourHooks(doc)
+	in.HooksDisabled = doc["disableAllHooks"] == true
+	servers, _ := doc["mcpServers"].(map[string]any)
+	in.MCP = DecodeMCPServer(servers["intercom"])
+	return in
 }

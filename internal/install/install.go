@@ -1,7 +1,8 @@
 // Package install writes (and removes) intercom's hooks and MCP server in
-// the settings files of Claude Code and Codex. Changes merge into what is
-// there, back the old file up first, are idempotent, and uninstall removes
-// exactly the entries install added.
+// the settings files of Claude Code, Codex and Gemini CLI, its plugin in
+// OpenCode's config directory and its Pi package in Pi's agent directory.
+// Changes merge into what is there, back the old file up first, are
+// idempotent, and uninstall removes exactly the entries install added.
 package install
 
 import (
@@ -24,6 +25,10 @@ type Plan struct {
 	Path   string
 	Before []byte // nil when the file does not exist
 	After  []byte // nil to delete nothing; equal to Before when unchanged
+	// Owned files are wholly intercom's (the Pi package, OpenCode's
+	// plugin): replaced or removed without a backup, and their directory
+	// is removed with the last of them (only once empty).
+	Owned bool
 }
 
 // Changed reports whether the plan writes anything.
@@ -31,14 +36,27 @@ func (p Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) }
 
 // Target says where a harness keeps its settings.
 type Target struct {
-	Harness string // claude or codex
+	Harness string // claude, codex, gemini, pi or opencode
 	Project string // project dir, or "" for the user's settings
 	Home    string // the user's home directory
-	Command string // absolute path of the intercom binary
+	// GeminiHome is GEMINI_CLI_HOME: where Gemini CLI keeps .gemini/
+	// instead of Home ("" for Home).
+	GeminiHome string
+	// GeminiHold, when set, makes Gemini CLI's AfterAgent hook wait that
+	// long for a waking message (`intercom hook gemini AfterAgent --hold`).
+	GeminiHold time.Duration
+	Command    string // absolute path of the intercom binary
+	// ConfigDir is OpenCode's user config directory (OpenCodeDir); "" for
+	// ~/.config/opencode.
+	ConfigDir string
+	// AgentDir is Pi's agent directory (PiAgentDir); pi only.
+	AgentDir string
 }
 
 func (t Target) files() (hooksFile, mcpFile string) {
 	switch {
+	case t.Harness == "gemini":
+		return t.geminiSettings(), t.geminiSettings()
 	case t.Harness == "claude" && t.Project != "":
 		return filepath.Join(t.Project, ".claude", "settings.json"), filepath.Join(t.Project, ".mcp.json")
 	case t.Harness == "claude":
@@ -51,7 +69,11 @@ func (t Target) files() (hooksFile, mcpFile string) {
 }
 
 func (t Target) hookCommand(event string) string {
-	return fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	cmd := fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	if t.holds(event) {
+		cmd += " --hold " + t.GeminiHold.String()
+	}
+	return cmd
 }
 
 func quote(s string) string {
@@ -64,6 +86,19 @@ func quote(s string) string {
 // ours reports whether a hook command was written by install.
 func (t Target) ours(cmd string) bool {
 	return strings.Contains(cmd, "intercom") && (strings.Contains(cmd, " hook "+t.Harness+" ") || strings.Contains(cmd, " wait --rewake"))
+}
+
+// hookEntry is the hook install writes for event ev.
+func (t Target) hookEntry(ev string) map[string]any {
+	h := map[string]any{"type": "command", "command": t.hookCommand(ev), "timeout": 30}
+	if t.Harness == "gemini" {
+		h["name"] = "intercom-" + ev
+		h["timeout"] = GeminiHookTimeout.Milliseconds() // Gemini's are in milliseconds
+		if t.holds(ev) {
+			h["timeout"] = (t.GeminiHold + GeminiHookTimeout).Milliseconds()
+		}
+	}
+	return h
 }
 
 // RewakeTimeout is how long the asyncRewake hook waits for a message (its
@@ -112,7 +147,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 	if hooksMap == nil {
 		hooksMap = map[string]any{}
 	}
-	for _, ev := range hooks.Events {
+	for _, ev := range hooks.HarnessEvents(t.Harness) {
 		groups, _ := hooksMap[ev].([]any)
 		var kept []any
 		for _, g := range groups {
@@ -137,7 +172,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 			kept = append(kept, gm)
 		}
 		if add {
-			g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": t.hookCommand(ev), "timeout": 30}}}
+			g := map[string]any{"hooks": []any{t.hookEntry(ev)}}
 			if ev == hooks.PostToolUse && t.Harness == "claude" {
 				g["matcher"] = "*"
 			}
@@ -166,7 +201,7 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 		servers = map[string]any{}
 	}
 	if add {
-		servers["intercom"] = map[string]any{"command": t.Command, "args": []any{"mcp", "--harness", "claude"}}
+		servers["intercom"] = t.mcpEntry()
 	} else if s, ok := servers["intercom"].(map[string]any); ok {
 		if cmd, _ := s["command"].(string); strings.Contains(cmd, "intercom") {
 			delete(servers, "intercom")
@@ -181,6 +216,15 @@ func (t Target) editMCPJSON(doc map[string]any, add bool) {
 
 // Plans computes the changes of install (add) or uninstall (!add).
 func Plans(t Target, add bool) ([]Plan, error) {
+	if t.Harness == "gemini" {
+		return t.geminiPlans(add)
+	}
+	if t.Harness == "opencode" {
+		return t.openCodePlans(add)
+	}
+	if t.Harness == "pi" {
+		return t.piPlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
@@ -243,14 +287,20 @@ func Apply(p Plan) (backup string, err error) {
 	if fi, err := os.Stat(p.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if p.Before != nil {
+	if p.Before != nil && !p.Owned {
 		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
 		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", p.Path, err)
 		}
 	}
 	if p.After == nil {
-		return backup, os.Remove(p.Path)
+		if err := os.Remove(p.Path); err != nil {
+			return backup, err
+		}
+		if p.Owned {
+			_ = os.Remove(filepath.Dir(p.Path)) // only once empty
+		}
+		return backup, nil
 	}
 	tmp := p.Path + ".intercom-tmp"
 	if err := os.WriteFile(tmp, p.After, mode); err != nil {

@@ -1,7 +1,7 @@
 // Package mcpserver is `intercom mcp`: an MCP stdio server (official Go
 // SDK) exposing the reference's `intercom` tool and, inside a supervised
-// run, `contact_supervisor`. Under an agent harness (Claude Code, Codex) it
-// acts as the agent's one session, shared with its hooks and shell commands
+// run, `contact_supervisor`. Under an agent harness (Claude Code, Codex,
+// Gemini CLI) it acts as the agent's one session, shared with its hooks and shell commands
 // (package agentsession); under any other MCP client it holds a session of
 // its own. Either way nothing is registered before the first tool call, so
 // a health check that only starts and closes the server leaves no session.
@@ -11,7 +11,8 @@
 // rendering (messages, reply hints, errors) is the text and there is no
 // structuredContent. Messages that arrived for the session are appended to
 // the next result and acknowledged with it, unless the harness's hooks
-// deliver them (Claude Code's PostToolUse runs after every tool call).
+// deliver them (Claude Code's PostToolUse and Gemini CLI's AfterTool run after
+// every tool call).
 package mcpserver
 
 import (
@@ -39,8 +40,8 @@ type Options struct {
 	Client  *intercom.Client
 	Name    string // session name ("" = the agent's, or an alias)
 	Session string // act as this session id (its own, held here), if set
-	// Harness is claude or codex when the harness says so (install passes
-	// --harness); "" guesses from the environment.
+	// Harness is claude, codex or gemini when the harness says so (install
+	// passes --harness); "" guesses from the environment.
 	Harness string
 	Config  config.Config
 	Version string
@@ -80,9 +81,9 @@ func Run(ctx context.Context, opts Options, t mcp.Transport) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: toolDescription, InputSchema: toolIn}, s.handle)
+	mcp.AddTool(srv, &mcp.Tool{Name: "intercom", Description: mcpToolDescription, InputSchema: toolIn}, s.handle)
 	if opts.Child != nil {
-		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: contactDescription, InputSchema: contactIn}, s.contact)
+		mcp.AddTool(srv, &mcp.Tool{Name: "contact_supervisor", Description: ContactDescription, InputSchema: contactIn}, s.contact)
 	}
 	err = srv.Run(ctx, t)
 	s.mu.Lock()
@@ -138,7 +139,7 @@ func (s *Server) session(ctx context.Context) (string, bool, error) {
 		if err != nil {
 			return "", false, fmt.Errorf("join the agent's session: %w", err)
 		}
-		return b.Session, !(b.Hooks && b.Harness == "claude"), nil
+		return b.Session, !(b.Hooks && hooksSeeMCPTools(b.Harness)), nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,6 +152,11 @@ func (s *Server) session(ctx context.Context) (string, bool, error) {
 	}
 	return s.own.ID(), true, nil
 }
+
+// hooksSeeMCPTools reports whether harness runs its after-tool hook for MCP
+// tools too (Claude Code's PostToolUse, Gemini CLI's AfterTool): its hooks
+// then deliver at those boundaries, and tool results need not.
+func hooksSeeMCPTools(harness string) bool { return harness == "claude" || harness == "gemini" }
 
 // busy reports the session as working while tools are called, and idle
 // after a quiet period (only where no hooks report the agent's state).

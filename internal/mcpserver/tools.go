@@ -14,20 +14,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-const toolDescription = `Find and message the other agent sessions on this machine.
+// ToolDescription is the intercom tool's description wherever it is
+// offered (MCP here, the Pi extension through `intercom tool --describe`).
+const ToolDescription = `Find and message the other agent sessions on this machine.
 Actions: list (this repository's sessions; scope "all" for every project), status,
 send (non-blocking; steer by default: reaches the peer at its next tool boundary),
 ask (blocks until the peer replies; only when you cannot continue without the answer),
 reply (answers the current or single pending ask; "to" picks one of several),
 pending (unresolved inbound asks), subscribe/unsubscribe/publish/topics (quiet shared
-topic state and advisory resource ownership). New inbound messages are appended to results.`
+topic state and advisory resource ownership).`
 
-const contactDescription = `Contact the supervisor that delegated this task.
+// mcpToolDescription adds how an MCP client gets inbound messages.
+const mcpToolDescription = ToolDescription + " New inbound messages are appended to results."
+
+// ContactDescription is contact_supervisor's description.
+const ContactDescription = `Contact the supervisor that delegated this task.
 reason "need_decision": one blocking decision (waits for the reply, no timeout);
 "interview_request": blocking structured questions ({title?, description?, questions:[{id,type,question,options?,context?}]});
 "progress_update": a non-blocking material discovery. Do not use it for routine completion.`
@@ -75,7 +82,7 @@ func (s *Server) handle(ctx context.Context, _ *mcp.CallToolRequest, in ToolInpu
 	if deliver {
 		s.busy(ctx, sid, "intercom")
 	}
-	text, err := s.do(ctx, sid, in)
+	text, err := Do(ctx, s.opts.Client, s.opts.Config, sid, in)
 	if err != nil {
 		return s.result(ctx, sid, deliver, err.Error(), true), nil, nil
 	}
@@ -99,14 +106,18 @@ func (s *Server) contact(ctx context.Context, _ *mcp.CallToolRequest, in Contact
 	if err != nil {
 		return s.result(ctx, sid, deliver, err.Error(), true), nil, nil
 	}
+	return s.result(ctx, sid, deliver, ContactText(text, structured), false), nil, nil
+}
+
+// ContactText is contact_supervisor's result: the answer's text, with the
+// structured responses of an interview answer when there are any.
+func ContactText(text string, structured map[string]any) string {
 	if responses, ok := structured["responses"]; ok {
 		data, _ := json.Marshal(responses)
 		text += "\n\nStructured responses: " + string(data)
 	}
-	return s.result(ctx, sid, deliver, text, false), nil, nil
+	return text
 }
-
-func (s *Server) c() *intercom.Client { return s.opts.Client }
 
 // validateDelivery applies the reference's cross-field rules.
 func validateDelivery(in *ToolInput, ask bool) error {
@@ -167,10 +178,12 @@ func attachments(in []Attachment) ([]wire.Attachment, error) {
 	return out, nil
 }
 
-func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, error) {
+// Do runs one action of the intercom tool as session self and returns the
+// text the model reads (the MCP server and `intercom tool` share it).
+func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string, in ToolInput) (string, error) {
 	switch in.Action {
 	case "list", "status":
-		rows, err := s.c().List(ctx, intercom.ListOptions{Self: self, Scope: in.Scope})
+		rows, err := c.List(ctx, intercom.ListOptions{Self: self, Scope: in.Scope})
 		if err != nil {
 			return "", err
 		}
@@ -199,7 +212,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		req := wire.SendRequest{From: self, To: in.To, Text: in.Message, Delivery: in.Delivery, DeliverySet: in.Delivery != "",
 			QueueMode: qm, Thread: in.ThreadID, ReplyTo: in.ReplyTo, Attachments: att}
 		if !ask {
-			res, err := s.c().Send(ctx, req)
+			res, err := c.Send(ctx, req)
 			if err != nil {
 				return "", err
 			}
@@ -209,7 +222,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 			}
 			return text, nil
 		}
-		res, err := s.c().Ask(ctx, req, s.opts.Config.AskTimeout())
+		res, err := c.Ask(ctx, req, cfg.AskTimeout())
 		if errors.Is(err, intercom.ErrPeerBusy) {
 			return fmt.Sprintf("%s does not accept asks now (peer_busy); the message %s was delivered but nobody waits for a reply. Use send instead, or delivery steer to wait.", res.To.Target, res.AskID), nil
 		}
@@ -221,7 +234,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if strings.TrimSpace(in.Message) == "" {
 			return "", errors.New("reply needs message")
 		}
-		asks, err := s.c().Pending(ctx, self)
+		asks, err := c.Pending(ctx, self)
 		if err != nil {
 			return "", err
 		}
@@ -237,13 +250,13 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err != nil {
 			return "", err
 		}
-		res, err := s.c().Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
+		res, err := c.Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Reply sent to %s (id %s).", render.Line(a.From.Name), res.ID), nil
 	case "pending":
-		asks, err := s.c().Pending(ctx, self)
+		asks, err := c.Pending(ctx, self)
 		if err != nil {
 			return "", err
 		}
@@ -261,12 +274,12 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 			return "", err
 		}
 		if in.Action == "unsubscribe" {
-			if err := s.c().Unsubscribe(ctx, self, in.Topic); err != nil {
+			if err := c.Unsubscribe(ctx, self, in.Topic); err != nil {
 				return "", err
 			}
 			return "Unsubscribed from " + in.Topic + ".", nil
 		}
-		res, err := s.c().Subscribe(ctx, self, in.Topic, in.AwaitRelease)
+		res, err := c.Subscribe(ctx, self, in.Topic, in.AwaitRelease)
 		if err != nil {
 			return "", err
 		}
@@ -278,7 +291,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 		if err := wire.ValidateTopic(in.Topic); err != nil {
 			return "", err
 		}
-		res, err := s.c().Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
+		res, err := c.Publish(ctx, wire.PublishRequest{From: self, Topic: in.Topic, Event: in.Event, Message: in.Message,
 			Resource: in.Resource, Ownership: in.Ownership})
 		if err != nil {
 			return "", err
@@ -290,7 +303,7 @@ func (s *Server) do(ctx context.Context, self string, in ToolInput) (string, err
 				return "", err
 			}
 		}
-		topics, err := s.c().Topics(ctx, in.Topic)
+		topics, err := c.Topics(ctx, in.Topic)
 		if err != nil {
 			return "", err
 		}

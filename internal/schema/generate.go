@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
+	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -49,6 +50,9 @@ var Outputs = []Output{
 	out[Unsubscribed]("intercom-unsubscribe", "intercom unsubscribe --json"),
 	out[wire.PublishReply]("intercom-publish", "intercom publish --json"),
 	out[wire.TopicsReply]("intercom-topics", "intercom topics --json"),
+	out[config.Config]("intercom-config", "intercom config --json"),
+	out[ToolDescriptions]("intercom-tool-describe", "intercom tool --describe --json"),
+	out[ToolResult]("intercom-tool", "intercom tool intercom|contact_supervisor --json"),
 	out[ProgressAccepted]("intercom-contact-progress", "intercom contact-supervisor --reason progress_update --json"),
 	out[SupervisorAnswer]("intercom-contact-answer", "intercom contact-supervisor --reason need_decision|interview_request --json"),
 	out[RunList]("agent-runs-list", "agent-runs list --json"),

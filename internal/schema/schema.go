@@ -28,6 +28,9 @@ type Message struct {
 	Topic        string            `json:"topic,omitempty"`
 	Resource     string            `json:"resource,omitempty"`
 	Ownership    string            `json:"ownership,omitempty"`
+	// Rendered is the message as an agent's model is shown it (sender,
+	// reply hint, body, attachments): attach --control only.
+	Rendered string `json:"rendered,omitempty"`
 }
 
 // Attached is the first line of attach --json.
@@ -129,6 +132,17 @@ type Install struct {
 	Installed bool            `json:"installed"` // false for uninstall
 	DryRun    bool            `json:"dry_run"`
 	Files     []InstalledFile `json:"files"`
+}
+
+// ToolResult is intercom tool --json: the text the model reads.
+type ToolResult struct {
+	Text string `json:"text"`
+}
+
+// ToolDescriptions is intercom tool --describe --json.
+type ToolDescriptions struct {
+	Intercom          string `json:"intercom"`
+	ContactSupervisor string `json:"contact_supervisor"`
 }
 
 // ProgressAccepted is contact-supervisor --reason progress_update --json.
