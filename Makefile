@@ -39,7 +39,7 @@ HARNESS_FLAGS ?=
 MATRIX_OUT ?= $(CURDIR)/.matrix
 
 test-harness: ## Real Claude Code (current + oldest supported), Codex, Pi 1.6/0.73, Gemini CLI and OpenCode (npm, cached outside the repo) against stand-in model APIs; skips if npm is unreachable.
-	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 30m $(HARNESS_FLAGS)
+	cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 60m $(HARNESS_FLAGS)
 
 test-matrix: ## Only the cross-harness matrix (20 pairs and an ask/reply ring over the five real harnesses); its table is printed and saved as matrix.md under $(MATRIX_OUT).
 	mkdir -p $(MATRIX_OUT) && cd e2e/harness && $(GO) test -tags harness -race -count=1 -timeout 15m -run 'TestCrossHarnessMatrix$$' -v -artifacts -outputdir $(MATRIX_OUT)
