@@ -14,8 +14,13 @@ awk '
     floor[$1] = $2; next
   }
   /coverage:/ {
+    # covdata prints a package without statements (integrations/pi, only
+    # embedded files) with no figure and no line break: the package a
+    # figure belongs to is the last one named before it.
     pct = $0; sub(/.*coverage: /, "", pct); sub(/%.*/, "", pct)
-    got[$1] = pct; order[++n] = $1
+    pkg = ""
+    for (i = 1; i <= NF && $i != "coverage:"; i++) if ($i ~ /\//) pkg = $i
+    got[pkg] = pct; order[++n] = pkg
   }
   END {
     if (bad) exit 2
