@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,14 @@ func askReply(t *testing.T, w *World, a, b *mxAgent) string {
 		Turn{Calls: []Call{a.tool(ask)}},
 		Turn{If: func(r *Request) bool { return r.Contains(ans) }, Text: "got the reply"})
 	askPrompt := marker("ASK-" + b.short)
-	reply := Turn{If: func(r *Request) bool { return r.Contains(q) }, Calls: []Call{b.tool(map[string]any{"action": "reply", "message": ans})}}
+	// The reply names the ask, as the hint shown with it says (Pi's
+	// extension refuses a bare reply while it has not recorded the ask).
+	replyArgs := map[string]any{"action": "reply", "message": ans}
+	reply := Turn{If: func(r *Request) bool { return r.Contains(q) }, Before: func(r *Request) {
+		if m := replyHint.FindStringSubmatch(r.Text()); m != nil {
+			replyArgs["to"] = m[1]
+		}
+	}, Calls: []Call{b.tool(replyArgs)}}
 
 	asked := a.script(askPrompt, asking...)
 	if b.wakes {
@@ -167,6 +175,9 @@ func askReply(t *testing.T, w *World, a, b *mxAgent) string {
 	}
 	return fmt.Sprintf("- %s asks %s, %s replies: ok (the question and the answer each seen once)", a.name, b.name, b.name)
 }
+
+// replyHint is the reply call the hint shown with an ask spells out.
+var replyHint = regexp.MustCompile(`action: "reply", to: "(m[0-9a-f]+)"`)
 
 // matrixReport renders the 5×5 table and the ring.
 func matrixReport(agents []*mxAgent, cells map[[2]int]string, pass int, ring []string, pairs, all time.Duration) string {

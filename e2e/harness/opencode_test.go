@@ -146,14 +146,21 @@ func startServe(t *testing.T, w *World, m *Model, dir string, prompts ...string)
 	return oc, ids
 }
 
+// idleServeSession starts `opencode serve` in dir with one session that
+// has had a turn and reports idle; it returns its intercom session.
+func idleServeSession(t *testing.T, w *World, m *Model, dir string) string {
+	_, ids := startServe(t, w, m, dir, marker("HELLO"))
+	sid := intercomSession(ids[0])
+	w.awaitStatus(sid, "idle")
+	return sid
+}
+
 // An idle `opencode serve` session, with nobody typing, is woken by a
 // steer: the message starts a turn by itself.
 func TestOpenCodeWakesIdleServeSession(t *testing.T) {
 	w, m, peer := openCodeWorld(t)
 	dir := w.Project("idle")
-	_, ids := startServe(t, w, m, dir, marker("HELLO"))
-	sid := intercomSession(ids[0])
-	w.awaitStatus(sid, "idle")
+	sid := idleServeSession(t, w, m, dir)
 	msg := marker("WAKE")
 	woke := m.Script(Turn{If: func(r *Request) bool { return r.Contains(msg) }, Text: "woken"})
 	peer.Send(sid, msg)
@@ -335,9 +342,7 @@ func TestOpenCodeWithoutIntercomStillWorks(t *testing.T) {
 func TestOpenCodePassiveWaitsForToolBoundary(t *testing.T) {
 	w, m, peer := openCodeWorld(t)
 	dir := w.Project("passive")
-	_, ids := startServe(t, w, m, dir, marker("HELLO"))
-	sid := intercomSession(ids[0])
-	w.awaitStatus(sid, "idle")
+	sid := idleServeSession(t, w, m, dir)
 	passive, steer := marker("PASSIVE"), marker("STEER")
 	if r := w.Intercom("", nil, "--session", peer.ID, "send", "--delivery", "passive", sid, passive); r.Code != 0 {
 		t.Fatalf("passive send: exit %d: %s", r.Code, r.Stderr)
@@ -363,9 +368,7 @@ func TestOpenCodePassiveWaitsForToolBoundary(t *testing.T) {
 func TestOpenCodeLongMessageComesWhole(t *testing.T) {
 	w, m, peer := openCodeWorld(t)
 	dir := w.Project("long")
-	_, ids := startServe(t, w, m, dir, marker("HELLO"))
-	sid := intercomSession(ids[0])
-	w.awaitStatus(sid, "idle")
+	sid := idleServeSession(t, w, m, dir)
 	body, lines := longBody(marker("LONG"), 250) // about 25,000 characters: several parts
 	peer.Send(sid, body)
 	Await(t, turnTimeout, func() bool {

@@ -135,9 +135,10 @@ var (
 	runsErr  error
 )
 
-// agentRunsBin is agent-runs built from this tree (the suite's TestMain
-// builds intercom and intercom-broker only), beside them in binDir when
-// it is there already.
+// agentRunsBin is agent-runs: the one in binDir, else built from this tree
+// (the suite's TestMain builds intercom and intercom-broker only) into
+// TestMain's own binDir, which it removes at the end, or, when binDir is
+// INTERCOM_HARNESS_BIN's, into a temporary directory beside it.
 func agentRunsBin(t *testing.T) string {
 	t.Helper()
 	runsOnce.Do(func() {
@@ -145,10 +146,13 @@ func agentRunsBin(t *testing.T) string {
 			runsBin = p
 			return
 		}
-		dir, err := os.MkdirTemp("", "ic-harness-runs-")
-		if err != nil {
-			runsErr = err
-			return
+		dir := binDir
+		if os.Getenv("INTERCOM_HARNESS_BIN") != "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "ic-harness-runs-"); err != nil {
+				runsErr = err
+				return
+			}
 		}
 		out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/agent-runs").CombinedOutput()
 		if err != nil {

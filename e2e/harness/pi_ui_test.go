@@ -4,6 +4,7 @@ package harness
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,6 +79,9 @@ func TestPiIntercomCommandDialogs(t *testing.T) {
 // /intercom: the arrows and Enter pick the session, then the compose
 // overlay takes the text, Tab toggles Send / Request Reply, Enter sends.
 func TestPiShortcutOpensCompose(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on PATH: the TUI test needs it")
+	}
 	eachPi(t, func(t *testing.T, line PiLine) {
 		w := NewWorld(t)
 		w.InstallPi()
