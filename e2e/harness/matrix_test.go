@@ -22,6 +22,13 @@ import (
 // is logged and written to matrix.md in the test's artifact directory
 // (go test -artifacts).
 func TestCrossHarnessMatrix(t *testing.T) {
+	if os.Getenv("HARNESS_MATRIX") == "" {
+		// Not yet reliable enough for every run of the suite (docs/agents.md,
+		// "The cross-harness matrix": Claude Code 2.1.332's Stop-hook echo,
+		// a Codex turn beyond the script, a Pi reply race); make test-matrix
+		// runs it.
+		t.Skip("the cross-harness matrix runs with HARNESS_MATRIX=1 (make test-matrix)")
+	}
 	line := currentPi(t)
 	w := NewWorld(t)
 	ocModel := NewChatCompletions(t)
