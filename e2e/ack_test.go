@@ -495,12 +495,3 @@ func TestFaultFetchedAckJournaled(t *testing.T) {
 		t.Fatalf("trace of the second: %s, want acked", tr.State)
 	}
 }
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}

@@ -554,3 +554,13 @@ func procState(pid int) byte {
 	}
 	return s[i+2]
 }
+
+// mustJSON marshals v or fails the test.
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
