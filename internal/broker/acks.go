@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"strings"
-
 	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
@@ -25,12 +23,13 @@ func (b *Broker) onAck(m *nats.Msg) {
 		return
 	}
 	acked := 0
-	var ackedIDs, ackedKeys []string
+	var ackedIDs []string
+	var ackedSlots []store.Slot
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			acked, ackedIDs, ackedKeys = 0, ackedIDs[:0], ackedKeys[:0]
+			acked, ackedIDs, ackedSlots = 0, ackedIDs[:0], ackedSlots[:0]
 			for _, id := range req.IDs {
-				key, stored := txn.MessageKey(id)
+				at, stored := txn.MessageSlot(id)
 				if !stored {
 					// Not stored (any more, or yet: a message pushed early by a
 					// broker that died before committing it). Remember the ack,
@@ -44,19 +43,18 @@ func (b *Broker) onAck(m *nats.Msg) {
 					}
 					continue
 				}
-				if !strings.HasPrefix(key, store.InboxPrefix(req.SessionID)) {
+				if !at.InInbox(req.SessionID) {
 					continue // not this session's message
 				}
-				if err := b.keepTrace(txn, id, key); err != nil {
+				if err := b.keepTrace(txn, id, at); err != nil {
 					return err
 				}
-				txn.UnindexMessage(id)
-				if err := txn.Delete(key); err != nil {
+				if err := txn.DeleteMessage(id, at); err != nil {
 					return err
 				}
 				acked++
 				ackedIDs = append(ackedIDs, id)
-				ackedKeys = append(ackedKeys, key)
+				ackedSlots = append(ackedSlots, at)
 			}
 			return nil
 		},
@@ -65,7 +63,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				respond(m, wire.Reply[wire.AckReply]{Error: toWireError(err)})
 				return
 			}
-			b.ledger.removed(ackedKeys...)
+			b.ledger.removed(ackedSlots...)
 			// Taking delivery.mu before answering keeps pushEarly's promise:
 			// a push checked before this ack was committed reaches the
 			// holder before this answer.

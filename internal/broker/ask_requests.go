@@ -40,7 +40,7 @@ func (b *Broker) askWait(req wire.AskWaitRequest) (*wire.Empty, error) {
 	if !ok {
 		return nil, wire.Errorf(wire.CodeBadRequest, "askwait: ask %s belongs to another session", req.AskID)
 	}
-	msgs, err := scanInbox(b.st, b.log, from.ID, 0)
+	msgs, err := scanInbox(b.st, from.ID, 0)
 	if err != nil {
 		return nil, err
 	}

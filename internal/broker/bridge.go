@@ -50,13 +50,13 @@ type remoteHost struct {
 // up reports whether the link to the host is up, per a recent report.
 func (r *remoteHost) up() bool { return r.linkUp && time.Since(r.updated) < remoteStaleAfter }
 
-// wakeKey is where a topic wake-up is stored: the subscriber's inbox, or
+// wakeSlot is where a topic wake-up is stored: the subscriber's inbox, or
 // the outbox of a remote subscriber's host.
-func wakeKey(m wire.Message) string {
+func wakeSlot(m wire.Message) store.Slot {
 	if _, host, remote := wire.SplitRemote(m.To); remote {
-		return store.OutboxKey(host, m.Seq)
+		return store.OutboxSlot(host, m.Seq)
 	}
-	return store.InboxKey(m.To, m.Seq)
+	return store.InboxSlot(m.To, m.Seq)
 }
 
 // limitsOf fills the limits a bridge sent with the defaults.

@@ -154,7 +154,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	if in.Topic != "" { // a wake-up from a topic of that host
 		p.msg.Topic, p.msg.Event, p.msg.Resource, p.msg.Ownership = in.Topic+"@"+host, in.Event, in.Resource, in.Ownership
 	}
-	p.key = store.InboxKey(to.ID, seq)
+	p.slot = store.InboxSlot(to.ID, seq)
 	if !p.retry {
 		b.sends.begin(p.dkey, id)
 	}
@@ -176,7 +176,7 @@ func (b *Broker) deliveredBefore(dkey, id string) bool {
 		if _, err := txn.Get(dkey); err == nil {
 			known = true
 		}
-		if _, ok := txn.MessageKey(id); ok {
+		if _, ok := txn.MessageSlot(id); ok {
 			known = true
 		}
 		return nil

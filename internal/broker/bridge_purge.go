@@ -30,20 +30,20 @@ func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, erro
 	inbox := b.ledger.fromHost(host)
 	b.routes.remove(host)
 
-	n, err := b.deleteBoxKeys(inbox)
+	n, err := b.deleteMessages(inbox)
 	out.Messages = n
 	if err != nil {
 		return nil, err
 	}
 	if req.Outbox {
-		var keys []string
+		var slots []store.Slot
 		if err := b.st.View(func(txn *store.Txn) error {
-			txn.Keys(store.OutboxPrefix(host), func(k string) bool { keys = append(keys, k); return true })
+			slots = txn.OutboxSlots(host)
 			return nil
 		}); err != nil {
 			return nil, err
 		}
-		if out.Outbox, err = b.deleteBoxKeys(keys); err != nil {
+		if out.Outbox, err = b.deleteMessages(slots); err != nil {
 			return nil, err
 		}
 	}
@@ -62,23 +62,23 @@ func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, erro
 	return out, nil
 }
 
-// deleteBoxKeys deletes stored messages (inbox or outbox keys) in chunks
-// and uncounts them; it returns how many were there.
-func (b *Broker) deleteBoxKeys(keys []string) (int, error) {
+// deleteMessages deletes stored messages in chunks and uncounts them; it
+// returns how many were there.
+func (b *Broker) deleteMessages(slots []store.Slot) (int, error) {
 	n := 0
-	for len(keys) > 0 {
-		chunk := keys[:min(purgeChunk, len(keys))]
-		keys = keys[len(chunk):]
-		var gone []string
+	for len(slots) > 0 {
+		chunk := slots[:min(purgeChunk, len(slots))]
+		slots = slots[len(chunk):]
+		var gone []store.Slot
 		err := b.cmt.Wait(func(txn *store.Txn) error {
 			gone = gone[:0]
-			for _, k := range chunk {
-				deleted, err := deleteInboxKey(txn, k)
+			for _, at := range chunk {
+				deleted, err := txn.DeleteMessageAt(at)
 				if err != nil {
 					return err
 				}
 				if deleted {
-					gone = append(gone, k)
+					gone = append(gone, at)
 				}
 			}
 			return nil

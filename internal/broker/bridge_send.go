@@ -2,8 +2,8 @@ package broker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,7 +45,7 @@ func (b *Broker) prepareRemoteSend(req wire.SendRequest, from session, name, hos
 	p.ask = req.ExpectsReply
 	p.msg.From = from.peer()
 	p.msg.To = p.toRow.ID
-	p.key = store.OutboxKey(host, p.msg.Seq)
+	p.slot = store.OutboxSlot(host, p.msg.Seq)
 	if n := linkSize(host, p.msg); n > wire.MaxLinkPayload {
 		return nil, wire.Errorf(wire.CodeTooLarge, "message too large for the bridge link (%d bytes encoded, max %d): text that JSON escapes (quotes, backslashes, newlines) counts twice", n, wire.MaxLinkPayload)
 	}
@@ -78,7 +78,7 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 		}
 		return
 	}
-	b.ledger.stored(p.key, &p.msg)
+	b.ledger.stored(p.slot, &p.msg)
 	now := time.Now().UTC()
 	b.sessions.touch(p.msg.From.ID, now)
 	if p.ask {
@@ -129,12 +129,9 @@ func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, e
 	}
 	out := []wire.Message{}
 	err := b.st.View(func(txn *store.Txn) error {
-		return txn.Scan(store.OutboxPrefix(req.Host), func(_ string, v []byte) (bool, error) {
-			var m wire.Message
-			if json.Unmarshal(v, &m) == nil {
-				out = append(out, m)
-			}
-			return len(out) < limit, nil
+		return txn.ScanOutbox(req.Host, func(_ store.Slot, m wire.Message) bool {
+			out = append(out, m)
+			return len(out) < limit
 		})
 	})
 	if err != nil {
@@ -160,30 +157,25 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 		}
 	}
 	var settled *wire.Message
-	var settledKey string
+	var settledSlot store.Slot
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			settled, settledKey = nil, ""
-			key, ok := txn.MessageKey(req.ID)
-			if !ok {
+			settled, settledSlot = nil, store.Slot{}
+			at, ok := txn.MessageSlot(req.ID)
+			if !ok || !at.InOutbox(req.Host) {
 				return nil
 			}
-			if !strings.HasPrefix(key, store.OutboxPrefix(req.Host)) {
-				return nil
-			}
-			v, err := txn.Get(key)
-			if err != nil {
+			msg, err := txn.MessageAt(at)
+			if err != nil && !errors.Is(err, store.ErrUnreadable) {
 				return err
 			}
-			var msg wire.Message
-			if json.Unmarshal(v, &msg) == nil {
+			if err == nil {
 				settled = &msg
 			}
-			if err := txn.Delete(key); err != nil {
+			if err := txn.DeleteMessage(req.ID, at); err != nil {
 				return err
 			}
-			settledKey = key
-			txn.UnindexMessage(req.ID)
+			settledSlot = at
 			return nil
 		},
 		After: func(err error) {
@@ -191,8 +183,8 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 				respond(m, wire.Reply[wire.BridgeAckReply]{Error: toWireError(err)})
 				return
 			}
-			if settledKey != "" {
-				b.ledger.removed(settledKey)
+			if !settledSlot.IsZero() {
+				b.ledger.removed(settledSlot)
 			}
 			wait := b.routes.settled(req.ID)
 			if req.Error != nil && settled != nil {
@@ -221,21 +213,14 @@ func (b *Broker) noticeUndeliverable(host string, msg *wire.Message, why *wire.E
 	n := wire.Message{ID: newMsgID(), Seq: seq, From: wire.Peer{ID: noticeSender + "@" + host, Name: "intercom-bridge@" + host},
 		To: msg.From.ID, Delivery: wire.DeliverySteer, SentAt: time.Now().UTC(), ReplyTo: msg.ID,
 		Text: fmt.Sprintf("Message %s to %s could not be delivered: %s", msg.ID, msg.To, why.Message)}
-	key := store.InboxKey(msg.From.ID, seq)
+	at := store.InboxSlot(msg.From.ID, seq)
 	b.cmt.Submit(store.Op{
-		Apply: func(txn *store.Txn) error {
-			data, _ := json.Marshal(n)
-			if err := txn.Set(key, data); err != nil {
-				return err
-			}
-			txn.IndexMessage(n.ID, key)
-			return nil
-		},
+		Apply: func(txn *store.Txn) error { return txn.PutMessage(at, &n) },
 		After: func(err error) {
 			if err != nil {
 				return
 			}
-			b.ledger.stored(key, &n)
+			b.ledger.stored(at, &n)
 			b.deliv.push(n.To, n)
 		},
 	})

@@ -150,19 +150,19 @@ func TestLedgerCounts(t *testing.T) {
 	remote := &wire.Message{From: wire.Peer{ID: "0123456789abcdef@beta"}, Text: "12345"}
 	local := &wire.Message{From: wire.Peer{ID: "0123456789abcdef"}, Text: "x"}
 	notice := &wire.Message{From: wire.Peer{ID: noticeSender + "@beta"}, Text: "x"}
-	l.stored(store.InboxKey("s1", 1), remote)
-	l.stored(store.InboxKey("s1", 2), local)
-	l.stored(store.InboxKey("s1", 3), notice)
-	l.stored(store.OutboxKey("beta", 4), local)
+	l.stored(store.InboxSlot("s1", 1), remote)
+	l.stored(store.InboxSlot("s1", 2), local)
+	l.stored(store.InboxSlot("s1", 3), notice)
+	l.stored(store.OutboxSlot("beta", 4), local)
 	if l.queued["s1"] != 3 || l.outbox["beta"] != 1 || l.hosts["beta"].messages != 1 || l.hosts["beta"].bytes != 5 {
 		t.Fatalf("after storing: %+v %+v %+v", l.queued, l.outbox, l.hosts["beta"])
 	}
-	l.removed(store.InboxKey("s1", 1))
-	l.removed(store.OutboxKey("beta", 4))
+	l.removed(store.InboxSlot("s1", 1))
+	l.removed(store.OutboxSlot("beta", 4))
 	if l.queued["s1"] != 2 || l.outbox["beta"] != 0 || l.hosts["beta"].messages != 0 || l.hosts["beta"].bytes != 0 {
 		t.Fatalf("after removing: %+v %+v %+v", l.queued, l.outbox, l.hosts["beta"])
 	}
-	l.stored(store.InboxKey("s2", 5), remote)
+	l.stored(store.InboxSlot("s2", 5), remote)
 	l.dropSession("s2")
 	if _, ok := l.queued["s2"]; ok || l.hosts["beta"].messages != 0 {
 		t.Fatalf("after dropping s2: %+v %+v", l.queued, l.hosts["beta"])

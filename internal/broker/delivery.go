@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -216,7 +214,7 @@ func (d *delivery) flushAfter(sid string, wait time.Duration) {
 // so order is kept.
 func (d *delivery) flushLoop(sid string, bx *box) {
 	for {
-		msgs, err := scanInbox(d.st, d.log, sid, 0)
+		msgs, err := scanInbox(d.st, sid, 0)
 		d.mu.Lock()
 		if err != nil {
 			d.log.Warn("scan inbox", "session", sid, "err", err)
@@ -373,17 +371,12 @@ func (d *delivery) acked(sid string, ids []string) {
 }
 
 // scanInbox reads up to limit (0: all) stored messages of sid in order.
-func scanInbox(st *store.Store, log *slog.Logger, sid string, limit int) ([]wire.Message, error) {
+func scanInbox(st *store.Store, sid string, limit int) ([]wire.Message, error) {
 	var out []wire.Message
 	err := st.View(func(txn *store.Txn) error {
-		return txn.Scan(store.InboxPrefix(sid), func(_ string, v []byte) (bool, error) {
-			var m wire.Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				log.Warn("skip unreadable message", "session", sid, "err", err)
-				return true, nil
-			}
+		return txn.ScanInbox(sid, func(_ store.Slot, m wire.Message) bool {
 			out = append(out, m)
-			return limit == 0 || len(out) < limit, nil
+			return limit == 0 || len(out) < limit
 		})
 	})
 	return out, err

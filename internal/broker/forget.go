@@ -36,26 +36,24 @@ const dropInboxChunk = 500
 // dropInbox deletes a session's record and every stored message, in chunks.
 func (b *Broker) dropInbox(sid string) error {
 	for {
-		var keys []string
+		var slots []store.Slot
 		if err := b.st.View(func(txn *store.Txn) error {
-			return txn.Scan(store.InboxPrefix(sid), func(k string, _ []byte) (bool, error) {
-				keys = append(keys, k)
-				return len(keys) < dropInboxChunk, nil
-			})
+			slots = txn.InboxSlots(sid, dropInboxChunk)
+			return nil
 		}); err != nil {
 			return err
 		}
-		last := len(keys) < dropInboxChunk
-		var gone []string
+		last := len(slots) < dropInboxChunk
+		var gone []store.Slot
 		err := b.st.Update(func(txn *store.Txn) error {
 			gone = gone[:0]
-			for _, k := range keys {
-				deleted, err := deleteInboxKey(txn, k)
+			for _, at := range slots {
+				deleted, err := txn.DeleteMessageAt(at)
 				if err != nil {
 					return err
 				}
 				if deleted {
-					gone = append(gone, k)
+					gone = append(gone, at)
 				}
 			}
 			if last {

@@ -92,8 +92,7 @@ func (t *sessionTable) forgetIdle(sid string, now time.Time, after time.Duration
 func (b *Broker) keepsState(sid string) bool {
 	keep := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		found := false
-		txn.Keys(store.InboxPrefix(sid), func(string) bool { found = true; return false })
+		found := txn.HasInbox(sid)
 		for _, prefix := range []string{store.TopicSubsAll, store.TopicRecordsAll} {
 			if found {
 				break

@@ -20,7 +20,7 @@ func (b *Broker) deliverable(sid string, limit int, recordFetch bool) ([]wire.Me
 	if !b.sessions.known(sid) {
 		return nil, wire.Errorf(wire.CodeNotFound, "no session with id %q", sid)
 	}
-	msgs, err := scanInbox(b.st, b.log, sid, 0)
+	msgs, err := scanInbox(b.st, sid, 0)
 	if err != nil {
 		return nil, err
 	}

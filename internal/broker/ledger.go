@@ -19,10 +19,10 @@ import (
 // calls nothing under its lock.
 type ledger struct {
 	mu     sync.Mutex
-	queued map[string]int         // session id → stored, unacknowledged messages
-	outbox map[string]int         // host → messages waiting to be forwarded to it
-	remote map[string]remoteEntry // inbox key → a stored message from a bridged host
-	hosts  map[string]*hostUsage  // bridged host → what it holds here
+	queued map[string]int             // session id → stored, unacknowledged messages
+	outbox map[string]int             // host → messages waiting to be forwarded to it
+	remote map[store.Slot]remoteEntry // inbox slot → a stored message from a bridged host
+	hosts  map[string]*hostUsage      // bridged host → what it holds here
 	// how long a message's dedupe and ack keys are kept (the retry memory)
 	keepFor time.Duration
 }
@@ -46,7 +46,7 @@ type hostUsage struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[string]remoteEntry{}, hosts: map[string]*hostUsage{},
+	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[store.Slot]remoteEntry{}, hosts: map[string]*hostUsage{},
 		keepFor: DefaultRetryMemory}
 }
 
@@ -70,26 +70,22 @@ func (l *ledger) usageLocked(host string) *hostUsage {
 	return u
 }
 
-// stored counts a message just stored under key (an inbox or outbox key).
-func (l *ledger) stored(key string, m *wire.Message) {
+// stored counts a message just stored in slot at.
+func (l *ledger) stored(at store.Slot, m *wire.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.storedLocked(key, m)
+	l.storedLocked(at, m)
 }
 
-func (l *ledger) storedLocked(key string, m *wire.Message) {
-	outbox, owner, ok := store.BoxOwner(key)
-	if !ok {
+func (l *ledger) storedLocked(at store.Slot, m *wire.Message) {
+	if at.Outbox {
+		l.outbox[at.Owner]++
 		return
 	}
-	if outbox {
-		l.outbox[owner]++
-		return
-	}
-	l.queued[owner]++
+	l.queued[at.Owner]++
 	if host := originHost(m); host != "" {
 		e := remoteEntry{host: host, size: int64(m.Size())}
-		l.remote[key] = e
+		l.remote[at] = e
 		u := l.usageLocked(host)
 		u.messages++
 		u.bytes += e.size
@@ -97,30 +93,26 @@ func (l *ledger) storedLocked(key string, m *wire.Message) {
 }
 
 // removed uncounts stored messages that were deleted.
-func (l *ledger) removed(keys ...string) {
+func (l *ledger) removed(slots ...store.Slot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, k := range keys {
-		l.removedLocked(k)
+	for _, at := range slots {
+		l.removedLocked(at)
 	}
 }
 
-func (l *ledger) removedLocked(key string) {
-	outbox, owner, ok := store.BoxOwner(key)
-	if !ok {
-		return
-	}
+func (l *ledger) removedLocked(at store.Slot) {
 	counts := l.queued
-	if outbox {
+	if at.Outbox {
 		counts = l.outbox
 	}
-	if counts[owner] > 1 {
-		counts[owner]--
+	if counts[at.Owner] > 1 {
+		counts[at.Owner]--
 	} else {
-		delete(counts, owner)
+		delete(counts, at.Owner)
 	}
-	if e, ok := l.remote[key]; ok {
-		delete(l.remote, key)
+	if e, ok := l.remote[at]; ok {
+		delete(l.remote, at)
 		u := l.usageLocked(e.host)
 		u.messages--
 		u.bytes -= e.size
@@ -148,16 +140,12 @@ func (l *ledger) topicUsageLocked(sid string, records int, bytes int64, subs int
 // recordSize is what a topic record counts against its host's quota.
 func recordSize(message, resource string) int64 { return int64(len(message) + len(resource)) }
 
-// loadMessage counts one stored message (an inbox or outbox entry) at
-// start: the store hands each to it while it opens (store.OpenVisiting).
-func (l *ledger) loadMessage(k string, v []byte) {
-	var m wire.Message
-	if json.Unmarshal(v, &m) != nil {
-		return
-	}
+// loadMessage counts one stored message at start: the store hands each to
+// it while it opens (store.OpenVisiting).
+func (l *ledger) loadMessage(at store.Slot, m *wire.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.storedLocked(k, &m)
+	l.storedLocked(at, m)
 }
 
 // load adds the topic records, subscriptions and remote messages'
@@ -198,10 +186,9 @@ func (l *ledger) dropSession(sid string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.queued, sid)
-	prefix := store.InboxPrefix(sid)
-	for k := range l.remote {
-		if strings.HasPrefix(k, prefix) {
-			l.removedLocked(k)
+	for at := range l.remote {
+		if at.InInbox(sid) {
+			l.removedLocked(at)
 		}
 	}
 }
@@ -256,17 +243,17 @@ func (l *ledger) unreserve(host string, size int64) {
 	u.reservedBytes -= size
 }
 
-// fromHost returns the keys of the stored messages that came from host.
-func (l *ledger) fromHost(host string) []string {
+// fromHost returns the slots of the stored messages that came from host.
+func (l *ledger) fromHost(host string) []store.Slot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var keys []string
-	for k, e := range l.remote {
+	var slots []store.Slot
+	for at, e := range l.remote {
 		if e.host == host {
-			keys = append(keys, k)
+			slots = append(slots, at)
 		}
 	}
-	return keys
+	return slots
 }
 
 // dropHost forgets the usage of a purged host, unless a delivery from it is

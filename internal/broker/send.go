@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,12 +34,18 @@ type replaceKey struct{ from, to, thread string }
 // calls delivery (supersede); nothing else is called under it.
 type sendState struct {
 	mu      sync.Mutex
-	dedupe  map[string]string     // client message ids accepted, not yet committed
-	replace map[replaceKey]string // newest undelivered replace message: "id key"
+	dedupe  map[string]string           // client message ids accepted, not yet committed
+	replace map[replaceKey]replaceEntry // newest undelivered replace message
+}
+
+// replaceEntry is a replace-mode message: its id and where it is stored.
+type replaceEntry struct {
+	id   string
+	slot store.Slot
 }
 
 func newSendState() *sendState {
-	return &sendState{dedupe: map[string]string{}, replace: map[replaceKey]string{}}
+	return &sendState{dedupe: map[string]string{}, replace: map[replaceKey]replaceEntry{}}
 }
 
 // committing reports whether a send with client-id key dkey is being
@@ -67,24 +72,24 @@ func (s *sendState) end(dkey string) {
 
 // replaced is what a replace-mode send took over.
 type replaced struct {
-	prev     string // the replace entry this one took over, restored if it fails
-	key, id  string // inbox key and id of the message it supersedes, "" for none
+	prev     replaceEntry // the replace entry this one took over, restored if it fails
+	slot     store.Slot   // where the message it supersedes is stored, zero for none
+	id       string       // the id of the message it supersedes, "" for none
 	refusal  error
-	newEntry string
+	newEntry replaceEntry
 }
 
-// takeOver makes entry ("id key") the newest replace-mode message of rk.
+// takeOver makes entry the newest replace-mode message of rk.
 // The one it takes over is superseded (supersede marks it, unless it was
 // pushed already); a first message is refused when the caps are reached.
-func (s *sendState) takeOver(rk replaceKey, entry string, supersede func(id string) bool) replaced {
+func (s *sendState) takeOver(rk replaceKey, entry replaceEntry, supersede func(id string) bool) replaced {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := replaced{newEntry: entry}
 	if prev, ok := s.replace[rk]; ok {
 		out.prev = prev
-		prevID, prevKey, _ := strings.Cut(prev, " ")
-		if supersede(prevID) {
-			out.key, out.id = prevKey, prevID
+		if supersede(prev.id) {
+			out.slot, out.id = prev.slot, prev.id
 		}
 	} else {
 		n, mine := 0, 0
@@ -111,7 +116,7 @@ func (s *sendState) giveBack(rk replaceKey, r replaced) {
 	if s.replace[rk] != r.newEntry {
 		return
 	}
-	if r.prev != "" && r.key != "" {
+	if r.prev != (replaceEntry{}) && !r.slot.IsZero() {
 		s.replace[rk] = r.prev
 	} else {
 		delete(s.replace, rk)
@@ -123,9 +128,8 @@ func (s *sendState) delivered(ids []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range s.replace {
-		id, _, _ := strings.Cut(v, " ")
 		for _, a := range ids {
-			if a == id {
+			if a == v.id {
 				delete(s.replace, k)
 			}
 		}
@@ -174,7 +178,7 @@ func messageID(scope, clientMsgID string) string {
 type preparedSend struct {
 	req       wire.SendRequest
 	msg       wire.Message
-	key       string
+	slot      store.Slot // where it is stored
 	toRow     wire.Session
 	ask       bool // register a reply obligation
 	peerBusy  bool
@@ -209,14 +213,14 @@ func (b *Broker) onSend(m *nats.Msg) {
 	// that may be refused; an ask is shown only once it is registered
 	// (afterSend), so that its recipient's `pending` and `reply` find it.
 	early := p.remote == "" && !p.retry && !p.ask && !b.cmt.LowSpace() && b.st.Err() == nil
-	msg, dkey, key := p.msg, p.dkey, p.key
+	msg, dkey, slot := p.msg, p.dkey, p.slot
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		After: after,
 		Size:  len(m.Data),
 	})
 	if early {
-		b.pushEarly(msg, dkey, key)
+		b.pushEarly(msg, dkey, slot)
 	}
 }
 
@@ -237,33 +241,33 @@ func (b *Broker) onSend(m *nats.Msg) {
 // under delivery.mu, and an ack's reply is sent only after taking
 // delivery.mu (onAck), so an ack committed after the check is confirmed to
 // its holder after this push.
-func (b *Broker) pushEarly(msg wire.Message, dkey, key string) {
+func (b *Broker) pushEarly(msg wire.Message, dkey string, at store.Slot) {
 	if msg.ReplyTo != "" && b.asks.waiting(msg.ReplyTo) {
 		return
 	}
-	b.deliv.pushIf(msg.To, msg, func() bool { return dkey == "" || !b.storeKnows(msg, dkey, key) })
+	b.deliv.pushIf(msg.To, msg, func() bool { return dkey == "" || !b.storeKnows(msg, dkey, at) })
 }
 
 // storeKnows reports whether the store already has a message's client id,
 // its id or an ack of it (or cannot tell), from before this send: the send's
 // own commit may land before the check (its op is queued first), and a
-// message it stored as new (its index pointing to its own inbox key, so
+// message it stored as new (its index pointing to its own slot, so
 // nothing was known of it) is still pushed now — left to afterSend, it
 // would reach the holder after the next send's early push.
-func (b *Broker) storeKnows(msg wire.Message, dkey, key string) bool {
+func (b *Broker) storeKnows(msg wire.Message, dkey string, at store.Slot) bool {
 	known := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		if k, ok := txn.MessageKey(msg.ID); ok {
-			known = k != key
+		if stored, ok := txn.MessageSlot(msg.ID); ok {
+			known = stored != at
 			return nil
 		}
 		for _, k := range []string{dkey, store.AckedKey(msg.To, msg.ID)} {
 			if _, err := txn.Get(k); err != store.ErrNotFound {
 				// Found, or unreadable: known, unless it is this send's own
 				// commit, seen in Badger before its index entry (the index
-				// is updated just after the commit): its inbox key is there.
+				// is updated just after the commit): its message is there.
 				if k == dkey && err == nil {
-					if own, err := txn.Has(key); err == nil && own {
+					if own, err := txn.HasMessageAt(at); err == nil && own {
 						known = false
 					}
 				}
@@ -324,10 +328,10 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
 		Attachments: req.Attachments, SentAt: time.Now().UTC(),
 	}
-	p.key = store.InboxKey(to.ID, seq)
+	p.slot = store.InboxSlot(to.ID, seq)
 	if req.QueueMode == "replace" && !p.retry {
 		p.rkey = replaceKey{from.ID, to.ID, req.Thread}
-		p.took = b.sends.takeOver(p.rkey, p.msg.ID+" "+p.key, func(id string) bool { return b.deliv.supersede(to.ID, id) })
+		p.took = b.sends.takeOver(p.rkey, replaceEntry{p.msg.ID, p.slot}, func(id string) bool { return b.deliv.supersede(to.ID, id) })
 		if p.took.refusal != nil {
 			return nil, p.took.refusal
 		}

@@ -3,7 +3,6 @@ package broker
 import (
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -31,49 +30,28 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	} else if err != store.ErrNotFound {
 		return err
 	}
-	if _, ok := txn.MessageKey(p.msg.ID); ok {
+	if _, ok := txn.MessageSlot(p.msg.ID); ok {
 		// The same client message id, reused after its dedupe window while
 		// the first message is still undelivered: it is that message.
 		p.duplicate = p.msg.ID
 		return nil
 	}
-	data, err := json.Marshal(p.msg)
-	if err != nil {
+	if err := txn.PutMessage(p.slot, &p.msg); err != nil {
 		return err
 	}
-	if err := txn.Set(p.key, data); err != nil {
-		return err
-	}
-	txn.IndexMessage(p.msg.ID, p.key)
 	if p.req.ClientMsgID != "" {
 		if err := txn.SetTTL(p.dkey, []byte(p.msg.ID), b.retryMemory()); err != nil {
 			return err
 		}
 	}
 	p.replacedGone = false
-	if p.took.key != "" {
-		if p.replacedGone, err = deleteInboxKey(txn, p.took.key); err != nil {
+	if !p.took.slot.IsZero() {
+		var err error
+		if p.replacedGone, err = txn.DeleteMessageAt(p.took.slot); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// deleteInboxKey removes an inbox entry and its id index; it reports
-// whether there was one.
-func deleteInboxKey(txn *store.Txn, key string) (bool, error) {
-	v, err := txn.Get(key)
-	if err == store.ErrNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	var m wire.Message
-	if json.Unmarshal(v, &m) == nil && m.ID != "" {
-		txn.UnindexMessage(m.ID)
-	}
-	return true, txn.Delete(key)
 }
 
 // newAsk is the obligation a stored ask p makes.
@@ -107,9 +85,9 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		}
 		return
 	}
-	b.ledger.stored(p.key, &p.msg)
+	b.ledger.stored(p.slot, &p.msg)
 	if p.replacedGone {
-		b.ledger.removed(p.took.key)
+		b.ledger.removed(p.took.slot)
 	}
 	var a *ask
 	if p.ask {
@@ -122,7 +100,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		return
 	}
 	reply.Offline = !connected
-	if p.took.key != "" {
+	if !p.took.slot.IsZero() {
 		b.deliv.replacedGone(to, p.took.id)
 	}
 	// A reply to a waiting ask goes to the waiter, not the holder.

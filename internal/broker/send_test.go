@@ -234,25 +234,6 @@ func TestHolderGetsBacklogInOrder(t *testing.T) {
 	}
 }
 
-// deleteInboxKey reports whether there was a message to delete.
-func TestDeleteInboxKey(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	key := store.InboxKey("s", 1)
-	_ = w.b.st.Update(func(txn *store.Txn) error {
-		if gone, err := deleteInboxKey(txn, key); gone || err != nil {
-			t.Errorf("delete of nothing: %v, %v", gone, err)
-		}
-		if err := txn.Set(key, []byte(`{"id":"m1"}`)); err != nil {
-			return err
-		}
-		if gone, err := deleteInboxKey(txn, key); !gone || err != nil {
-			t.Errorf("delete of a message: %v, %v", gone, err)
-		}
-		return nil
-	})
-}
-
 // TestTraceEventOfPromptAckNotWritten: a push acked within traceWriteAfter
 // costs no event key (the ack's stored trace holds it); a push not acked is
 // written as an event key once traceWriteAfter has passed.

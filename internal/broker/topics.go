@@ -212,16 +212,12 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 				Delivery: wire.DeliverySteer, SentAt: now,
 				Topic: req.Topic, Event: req.Event, Resource: req.Resource, Ownership: req.Ownership,
 			}
-			key := store.InboxKey(s.SessionID, mseq)
 			if _, host, remote := wire.SplitRemote(s.SessionID); remote {
-				key = store.OutboxKey(host, mseq)
 				remoteHosts[host] = true
 			}
-			data, _ := json.Marshal(msg)
-			if err := txn.Set(key, data); err != nil {
+			if err := txn.PutMessage(wakeSlot(msg), &msg); err != nil {
 				return err
 			}
-			txn.IndexMessage(msg.ID, key)
 			wake = append(wake, msg)
 		}
 		reply.Woken = len(wake)
@@ -232,7 +228,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	}
 	b.sessions.touch(peer.ID, now)
 	for _, msg := range wake {
-		b.ledger.stored(wakeKey(msg), &msg)
+		b.ledger.stored(wakeSlot(msg), &msg)
 		if _, _, remote := wire.SplitRemote(msg.To); !remote {
 			b.deliv.push(msg.To, msg)
 		}

@@ -64,16 +64,11 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 			}
 			return nil
 		}
-		key, ok := txn.MessageKey(req.ID)
+		at, ok := txn.MessageSlot(req.ID)
 		if !ok {
 			return nil
 		}
-		v, err := txn.Get(key)
-		if err != nil {
-			return nil
-		}
-		var m wire.Message
-		if json.Unmarshal(v, &m) == nil {
+		if m, err := txn.MessageAt(at); err == nil {
 			out.From, out.To, out.Stored, out.State, found = m.From, m.To, m.SentAt, "stored", true
 		}
 		return nil
@@ -100,15 +95,11 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 // keepTrace writes the delivery timeline of a message being acknowledged,
 // from memory when its push or fetch was recorded by this broker, else
 // from the stored message.
-func (b *Broker) keepTrace(txn *store.Txn, id, key string) error {
+func (b *Broker) keepTrace(txn *store.Txn, id string, at store.Slot) error {
 	st, ok := b.traces.timeline(id)
 	if !ok {
-		v, err := txn.Get(key)
+		m, err := txn.MessageAt(at)
 		if err != nil {
-			return nil
-		}
-		var m wire.Message
-		if json.Unmarshal(v, &m) != nil {
 			return nil
 		}
 		st.From, st.To, st.Stored = m.From, m.To, m.SentAt

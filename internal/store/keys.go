@@ -32,8 +32,6 @@ import (
 // Prefixes that are scanned whole.
 const (
 	SessionPrefix     = "sess/"
-	InboxesPrefix     = "inbox/"
-	OutboxesPrefix    = "outbox/"
 	TopicRecordsAll   = "trec/"
 	TopicSubsAll      = "tsub/"
 	RemoteHostsPrefix = "rhost/"
@@ -48,44 +46,6 @@ const SeqKey = "meta/seq"
 
 // SessionKey is the record of session id.
 func SessionKey(id string) string { return SessionPrefix + id }
-
-// InboxPrefix is the prefix of session sid's stored messages.
-func InboxPrefix(sid string) string { return InboxesPrefix + sid + "/" }
-
-// InboxKey is the key of message seq in session sid's inbox.
-func InboxKey(sid string, seq uint64) string { return fmt.Sprintf("inbox/%s/%020d", sid, seq) }
-
-// InboxOwner returns the session whose inbox key is, or false.
-func InboxOwner(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, InboxesPrefix)
-	if !ok {
-		return "", false
-	}
-	sid, _, ok := strings.Cut(rest, "/")
-	if !ok || sid == "" {
-		return "", false
-	}
-	return sid, true
-}
-
-// OutboxPrefix is the prefix of the messages waiting for host.
-func OutboxPrefix(host string) string { return OutboxesPrefix + host + "/" }
-
-// BoxOwner splits an inbox or outbox key: the session of an inbox key, the
-// host of an outbox key (outbox true).
-func BoxOwner(key string) (outbox bool, owner string, ok bool) {
-	rest, in := strings.CutPrefix(key, InboxesPrefix)
-	if !in {
-		if rest, outbox = strings.CutPrefix(key, OutboxesPrefix); !outbox {
-			return false, "", false
-		}
-	}
-	owner, _, ok = strings.Cut(rest, "/")
-	return outbox, owner, ok
-}
-
-// OutboxKey is the key of message seq waiting for host.
-func OutboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
 
 // AckedKey marks an ack by session sid of a message id that was not stored
 // when acked.

@@ -1,9 +1,12 @@
 // Package store is intercom's durable state: a Badger v4 database opened with
 // synchronous writes, so a committed transaction is on disk; the committer
 // that batches the broker's writes into one fsync'd transaction (group
-// commit); the layout of every key (keys.go); the sequence numbers. It is
-// the only package that speaks to Badger: everything else reads and writes
-// through Txn.
+// commit); and, one file per stored concept, the typed reads and writes of
+// each (messages.go, sessions.go, topics.go, dedupe.go, traces.go,
+// hosts.go, seq.go), which hold its keys, its encoding and its indexes
+// (the layout of every key: keys.go). It is the only package that speaks
+// to Badger or knows a key: everything else reads and writes through the
+// methods of Txn.
 package store
 
 import (
@@ -18,10 +21,15 @@ import (
 	"syscall"
 
 	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// ErrNotFound is returned when a key is absent.
+// ErrNotFound is returned when what is asked for is not stored.
 var ErrNotFound = errors.New("not found")
+
+// ErrUnreadable is returned for a stored value that does not decode.
+var ErrUnreadable = errors.New("unreadable stored value")
 
 // ErrTxnTooBig is returned by a commit that holds more than Badger takes in
 // one transaction.
@@ -52,18 +60,18 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 }
 
 // OpenVisiting opens the database in dir like Open and hands every stored
-// message (each inbox and outbox entry: its key and value) to visit,
-// during the one scan that builds the message index, so that a caller
-// building its own view of them at start (the broker's ledger) does not
-// read them all a second time.
-func OpenVisiting(dir string, log *slog.Logger, visit func(key string, val []byte)) (*Store, error) {
+// message (each inbox and outbox entry: its slot and the message, decoded
+// once) to visit, during the one scan that builds the message index, so
+// that a caller building its own view of them at start (the broker's
+// ledger) does not read them a second time.
+func OpenVisiting(dir string, log *slog.Logger, visit func(Slot, *wire.Message)) (*Store, error) {
 	return open(dir, log, nil, visit)
 }
 
 // open opens the database in dir with the broker's options, changed by
 // tune when not nil (tests), handing each stored message to visit when not
 // nil (OpenVisiting).
-func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options, visit func(key string, val []byte)) (*Store, error) {
+func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options, visit func(Slot, *wire.Message)) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -100,7 +108,7 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		db.Close()
 		return nil, err
 	}
-	if err := s.rebuildIndex(visit); err != nil {
+	if err := s.loadMessages(visit); err != nil {
 		cancel()
 		db.Close()
 		return nil, fmt.Errorf("open store %s: index stored messages: %w", dir, err)
@@ -130,7 +138,7 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	var txn *Txn
 	err := s.db.Update(func(t *badger.Txn) error {
-		txn = &Txn{t: t, f: s.filter, x: s.index}
+		txn = &Txn{t: t, f: s.filter, x: s.index, log: s.log}
 		return fn(txn)
 	})
 	if err == nil {
@@ -179,7 +187,7 @@ func (s *Store) CheckSpace(need int64) error {
 
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter, x: s.index}) })
+	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter, x: s.index, log: s.log}) })
 }
 
 // Close stops background work and closes the database. It is idempotent.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -15,6 +16,14 @@ type Txn struct {
 	f   *keyFilter             // the store's absence filter (filter.go), nil for none
 	x   *msgIndex              // the store's message index (msgindex.go), nil for none
 	idx map[string]indexChange // index changes staged by this transaction
+	log *slog.Logger           // where unreadable values are reported, nil for the default
+}
+
+func (t *Txn) logger() *slog.Logger {
+	if t.log == nil {
+		return slog.Default()
+	}
+	return t.log
 }
 
 // Get returns the value of key, or ErrNotFound.

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Messages: every stored, unacknowledged message waits in a slot, either in
+// the inbox of a local session or in the outbox of a bridged host, under
+//
+//	inbox/<session>/<seq>   outbox/<host>/<seq>
+//
+// (<seq> zero-padded to 20 digits, so a box reads in sequence order), its
+// value the wire.Message as JSON (goccy/go-json, which encodes it as
+// encoding/json does). Where each message is, by id, is the message index
+// (msgindex.go), rebuilt at Open from the messages themselves.
+
+const (
+	inboxesPrefix  = "inbox/"
+	outboxesPrefix = "outbox/"
+)
+
+// Slot is where a stored message waits: session Owner's inbox, or, with
+// Outbox, the outbox of bridged host Owner; Seq orders a box.
+type Slot struct {
+	Owner  string
+	Seq    uint64
+	Outbox bool
+}
+
+// InboxSlot is the slot of message seq in session sid's inbox.
+func InboxSlot(sid string, seq uint64) Slot { return Slot{Owner: sid, Seq: seq} }
+
+// OutboxSlot is the slot of message seq waiting for host.
+func OutboxSlot(host string, seq uint64) Slot { return Slot{Owner: host, Seq: seq, Outbox: true} }
+
+// IsZero reports whether s names no slot.
+func (s Slot) IsZero() bool { return s == Slot{} }
+
+// InInbox reports whether s is in session sid's inbox.
+func (s Slot) InInbox(sid string) bool { return !s.Outbox && s.Owner == sid }
+
+// InOutbox reports whether s is in the outbox of host.
+func (s Slot) InOutbox(host string) bool { return s.Outbox && s.Owner == host }
+
+func (s Slot) key() string {
+	if s.Outbox {
+		return outboxKey(s.Owner, s.Seq)
+	}
+	return inboxKey(s.Owner, s.Seq)
+}
+
+func inboxKey(sid string, seq uint64) string   { return fmt.Sprintf("inbox/%s/%020d", sid, seq) }
+func outboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
+func inboxPrefix(sid string) string            { return inboxesPrefix + sid + "/" }
+func outboxPrefix(host string) string          { return outboxesPrefix + host + "/" }
+
+// parseSlot reads an inbox or outbox key.
+func parseSlot(key string) (Slot, bool) {
+	var s Slot
+	rest, in := strings.CutPrefix(key, inboxesPrefix)
+	if !in {
+		if rest, s.Outbox = strings.CutPrefix(key, outboxesPrefix); !s.Outbox {
+			return Slot{}, false
+		}
+	}
+	owner, seq, ok := strings.Cut(rest, "/")
+	if !ok || owner == "" {
+		return Slot{}, false
+	}
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil {
+		return Slot{}, false
+	}
+	s.Owner, s.Seq = owner, n
+	return s, true
+}
+
+func encodeMessage(m *wire.Message) ([]byte, error) { return json.Marshal(m) }
+
+func decodeMessage(v []byte) (wire.Message, error) {
+	var m wire.Message
+	err := json.Unmarshal(v, &m)
+	return m, err
+}
+
+// PutMessage stores m in slot at and indexes it by its id, from this
+// transaction's commit on.
+func (t *Txn) PutMessage(at Slot, m *wire.Message) error {
+	data, err := encodeMessage(m)
+	if err != nil {
+		return fmt.Errorf("encode message %s: %w", m.ID, err)
+	}
+	if err := t.Set(at.key(), data); err != nil {
+		return err
+	}
+	t.stage(m.ID, indexChange{slot: at})
+	return nil
+}
+
+// MessageAt returns the message in slot at, or ErrNotFound.
+func (t *Txn) MessageAt(at Slot) (wire.Message, error) {
+	v, err := t.Get(at.key())
+	if err != nil {
+		return wire.Message{}, err
+	}
+	m, err := decodeMessage(v)
+	if err != nil {
+		return wire.Message{}, fmt.Errorf("decode message in %s: %w (%w)", at.key(), ErrUnreadable, err)
+	}
+	return m, nil
+}
+
+// HasMessageAt reports whether slot at holds a message.
+func (t *Txn) HasMessageAt(at Slot) (bool, error) { return t.Has(at.key()) }
+
+// MessageSlot returns where stored message id is, as this transaction sees
+// it (its own changes first, then the index as of the last commit).
+func (t *Txn) MessageSlot(id string) (Slot, bool) {
+	if c, ok := t.idx[id]; ok {
+		return c.slot, !c.removed
+	}
+	if t.x == nil {
+		return Slot{}, false
+	}
+	return t.x.get(id)
+}
+
+// DeleteMessage removes message id from slot at (where MessageSlot found
+// it) without reading it.
+func (t *Txn) DeleteMessage(id string, at Slot) error {
+	t.stage(id, indexChange{removed: true})
+	return t.Delete(at.key())
+}
+
+// DeleteMessageAt removes whatever message slot at holds, and its index
+// entry; it reports whether there was one.
+func (t *Txn) DeleteMessageAt(at Slot) (bool, error) {
+	v, err := t.Get(at.key())
+	if err == ErrNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var stored struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(v, &stored) == nil && stored.ID != "" {
+		t.stage(stored.ID, indexChange{removed: true})
+	}
+	return true, t.Delete(at.key())
+}
+
+// ScanInbox calls fn with session sid's stored messages in sequence order
+// until fn returns false; an unreadable one is logged and skipped.
+func (t *Txn) ScanInbox(sid string, fn func(Slot, wire.Message) bool) error {
+	return t.scanBox(inboxPrefix(sid), func(at Slot, v []byte) bool {
+		m, err := decodeMessage(v)
+		if err != nil {
+			t.logger().Warn("skip unreadable message", "session", sid, "err", err)
+			return true
+		}
+		return fn(at, m)
+	})
+}
+
+// ScanOutbox calls fn with the messages waiting for host in sequence order
+// until fn returns false; an unreadable one is skipped.
+func (t *Txn) ScanOutbox(host string, fn func(Slot, wire.Message) bool) error {
+	return t.scanBox(outboxPrefix(host), func(at Slot, v []byte) bool {
+		m, err := decodeMessage(v)
+		if err != nil {
+			return true
+		}
+		return fn(at, m)
+	})
+}
+
+func (t *Txn) scanBox(prefix string, fn func(Slot, []byte) bool) error {
+	return t.Scan(prefix, func(k string, v []byte) (bool, error) {
+		at, ok := parseSlot(k)
+		if !ok {
+			return true, nil
+		}
+		return fn(at, v), nil
+	})
+}
+
+// InboxSlots returns the slots of up to limit (0: all) of session sid's
+// messages, in order, without reading them.
+func (t *Txn) InboxSlots(sid string, limit int) []Slot { return t.boxSlots(inboxPrefix(sid), limit) }
+
+// OutboxSlots returns the slots of every message waiting for host, without
+// reading them.
+func (t *Txn) OutboxSlots(host string) []Slot { return t.boxSlots(outboxPrefix(host), 0) }
+
+func (t *Txn) boxSlots(prefix string, limit int) []Slot {
+	var out []Slot
+	t.Keys(prefix, func(k string) bool {
+		if at, ok := parseSlot(k); ok {
+			out = append(out, at)
+		}
+		return limit == 0 || len(out) < limit
+	})
+	return out
+}
+
+// HasInbox reports whether session sid has a stored message.
+func (t *Txn) HasInbox(sid string) bool {
+	found := false
+	t.Keys(inboxPrefix(sid), func(string) bool { found = true; return false })
+	return found
+}
+
+// loadMessages fills the index from every stored inbox and outbox entry,
+// handing each message (decoded once) to visit when not nil.
+func (s *Store) loadMessages(visit func(Slot, *wire.Message)) error {
+	return s.View(func(txn *Txn) error {
+		for _, prefix := range []string{inboxesPrefix, outboxesPrefix} {
+			err := txn.scanBox(prefix, func(at Slot, v []byte) bool {
+				m, err := decodeMessage(v)
+				if err != nil {
+					return true
+				}
+				if m.ID != "" {
+					s.index.m[m.ID] = at
+				}
+				if visit != nil {
+					visit(at, &m)
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
