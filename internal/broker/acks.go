@@ -35,7 +35,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 					// broker that died before committing it). Remember the ack,
 					// so that a retried send of it (same id) is not stored and
 					// shown again after the holder was told it is acked.
-					if err := txn.SetTTL(store.AckedKey(req.SessionID, id), nil, b.retryMemory()); err != nil {
+					if err := txn.PutAcked(req.SessionID, id, b.retryMemory()); err != nil {
 						return err
 					}
 					if err := b.keepUnstoredTrace(txn, req.SessionID, id); err != nil {

@@ -119,7 +119,7 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 		return
 	}
 	id := in.ID + "@" + host // namespaced: never a local message's or ask's id
-	dkey := store.DedupeKey(sreq.From, in.ID)
+	dkey := store.ClientID{Scope: sreq.From, ID: in.ID}
 	known := b.deliveredBefore(dkey, id)
 	seq, err := b.seq.Next()
 	if err != nil {
@@ -170,10 +170,10 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 
 // deliveredBefore reports whether a remote message was stored already (its
 // client id or its id is known).
-func (b *Broker) deliveredBefore(dkey, id string) bool {
+func (b *Broker) deliveredBefore(dkey store.ClientID, id string) bool {
 	known := false
 	_ = b.st.View(func(txn *store.Txn) error {
-		if _, err := txn.Get(dkey); err == nil {
+		if _, err := txn.SentID(dkey); err == nil {
 			known = true
 		}
 		if _, ok := txn.MessageSlot(id); ok {

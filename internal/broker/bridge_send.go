@@ -20,7 +20,7 @@ import (
 func (b *Broker) prepareRemoteSend(req wire.SendRequest, from session, name, host string, seq uint64) (*preparedSend, error) {
 	p := &preparedSend{req: req}
 	if req.ClientMsgID != "" {
-		p.dkey = store.DedupeKey(from.ID, req.ClientMsgID)
+		p.dkey = store.ClientID{Scope: from.ID, ID: req.ClientMsgID}
 		p.retry = b.sends.committing(p.dkey) // answered once the first is committed (applySend)
 	}
 	p.msg = wire.Message{ID: messageID(from.ID+"@"+host, req.ClientMsgID), Seq: seq, Text: req.Text, Delivery: req.Delivery, ExpectsReply: req.ExpectsReply,
@@ -49,7 +49,7 @@ func (b *Broker) prepareRemoteSend(req wire.SendRequest, from session, name, hos
 	if n := linkSize(host, p.msg); n > wire.MaxLinkPayload {
 		return nil, wire.Errorf(wire.CodeTooLarge, "message too large for the bridge link (%d bytes encoded, max %d): text that JSON escapes (quotes, backslashes, newlines) counts twice", n, wire.MaxLinkPayload)
 	}
-	if p.dkey != "" && !p.retry {
+	if !p.dkey.IsZero() && !p.retry {
 		b.sends.begin(p.dkey, p.msg.ID)
 	}
 	return p, nil
@@ -67,7 +67,7 @@ func linkSize(host string, msg wire.Message) int {
 // afterRemoteSend announces the outbox message to the bridge and answers the
 // sender once the remote broker stored it, or reports it queued.
 func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
-	if p.dkey != "" && !p.retry {
+	if !p.dkey.IsZero() && !p.retry {
 		b.sends.end(p.dkey)
 	}
 	if err != nil || p.duplicate != "" {

@@ -1,10 +1,8 @@
 package broker
 
 import (
-	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -62,10 +60,10 @@ func (l *ledger) keptLocked(u *hostUsage, host string, lim wire.BridgeLimits) er
 	return nil
 }
 
-// loadKeptLocked counts the dedupe key k of a remote message found at start (as
-// kept from now: the store does not say when it expires).
-func (l *ledger) loadKeptLocked(k string) {
-	scope, _, _ := strings.Cut(strings.TrimPrefix(k, store.DedupeKeysAll), "/")
+// loadKeptLocked counts the remembered send (its scope) of a remote message
+// found at start (as kept from now: the store does not say when it
+// expires).
+func (l *ledger) loadKeptLocked(scope string) {
 	if _, host, ok := wire.SplitRemote(scope); ok {
 		l.usageLocked(host).kept.add(time.Now(), l.keepFor, bookkeepingBytes)
 	}

@@ -173,10 +173,7 @@ func (l *ledger) load(st *store.Store) error {
 			}
 			return true
 		})
-		txn.Keys(store.DedupeKeysAll, func(k string) bool {
-			l.loadKeptLocked(k)
-			return true
-		})
+		txn.EachSentScope(l.loadKeptLocked)
 		return nil
 	})
 }

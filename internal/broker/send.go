@@ -34,7 +34,7 @@ type replaceKey struct{ from, to, thread string }
 // calls delivery (supersede); nothing else is called under it.
 type sendState struct {
 	mu      sync.Mutex
-	dedupe  map[string]string           // client message ids accepted, not yet committed
+	dedupe  map[store.ClientID]string   // client message ids accepted, not yet committed
 	replace map[replaceKey]replaceEntry // newest undelivered replace message
 }
 
@@ -45,26 +45,26 @@ type replaceEntry struct {
 }
 
 func newSendState() *sendState {
-	return &sendState{dedupe: map[string]string{}, replace: map[replaceKey]replaceEntry{}}
+	return &sendState{dedupe: map[store.ClientID]string{}, replace: map[replaceKey]replaceEntry{}}
 }
 
-// committing reports whether a send with client-id key dkey is being
+// committing reports whether a send with client id dkey is being
 // committed.
-func (s *sendState) committing(dkey string) bool {
+func (s *sendState) committing(dkey store.ClientID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dedupe[dkey] != ""
 }
 
-// begin records that a send with key dkey (message id) is being committed;
-// end, that it is done.
-func (s *sendState) begin(dkey, id string) {
+// begin records that a send with client id dkey (message id) is being
+// committed; end, that it is done.
+func (s *sendState) begin(dkey store.ClientID, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dedupe[dkey] = id
 }
 
-func (s *sendState) end(dkey string) {
+func (s *sendState) end(dkey store.ClientID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.dedupe, dkey)
@@ -182,12 +182,12 @@ type preparedSend struct {
 	toRow     wire.Session
 	ask       bool // register a reply obligation
 	peerBusy  bool
-	rkey      replaceKey // set for a replace-mode send
-	took      replaced   // what it took over (rkey set)
-	duplicate string     // id of an earlier message with the same client id
-	dkey      string     // dedupe key of the client id, "" without one
-	retry     bool       // an earlier send with the same client id is being committed
-	remote    string     // bridged host the message goes to, "" when local
+	rkey      replaceKey     // set for a replace-mode send
+	took      replaced       // what it took over (rkey set)
+	duplicate string         // id of an earlier message with the same client id
+	dkey      store.ClientID // the client id, zero without one
+	retry     bool           // an earlier send with the same client id is being committed
+	remote    string         // bridged host the message goes to, "" when local
 
 	replacedGone bool // the superseded message was deleted by this commit
 }
@@ -229,7 +229,7 @@ func (b *Broker) onSend(m *nats.Msg) {
 // arrival order, so pushes keep that order; the send op is queued first, so
 // the holder's ack is committed after it; a retried send keeps its id
 // (messageID) and an ack of a not-yet-stored id is remembered
-// (store.AckedKey), so a crash between push and commit shows nothing twice
+// (Txn.PutAcked), so a crash between push and commit shows nothing twice
 // to a holder that acked. Each holder has its own delivery subject
 // (wire.Deliver), so a push meant for a dying holder never reaches the next
 // one ahead of its backlog. Asks, and replies to a waiting ask, keep the
@@ -241,11 +241,11 @@ func (b *Broker) onSend(m *nats.Msg) {
 // under delivery.mu, and an ack's reply is sent only after taking
 // delivery.mu (onAck), so an ack committed after the check is confirmed to
 // its holder after this push.
-func (b *Broker) pushEarly(msg wire.Message, dkey string, at store.Slot) {
+func (b *Broker) pushEarly(msg wire.Message, dkey store.ClientID, at store.Slot) {
 	if msg.ReplyTo != "" && b.asks.waiting(msg.ReplyTo) {
 		return
 	}
-	b.deliv.pushIf(msg.To, msg, func() bool { return dkey == "" || !b.storeKnows(msg, dkey, at) })
+	b.deliv.pushIf(msg.To, msg, func() bool { return dkey.IsZero() || !b.storeKnows(msg, dkey, at) })
 }
 
 // storeKnows reports whether the store already has a message's client id,
@@ -254,27 +254,26 @@ func (b *Broker) pushEarly(msg wire.Message, dkey string, at store.Slot) {
 // message it stored as new (its index pointing to its own slot, so
 // nothing was known of it) is still pushed now — left to afterSend, it
 // would reach the holder after the next send's early push.
-func (b *Broker) storeKnows(msg wire.Message, dkey string, at store.Slot) bool {
+func (b *Broker) storeKnows(msg wire.Message, dkey store.ClientID, at store.Slot) bool {
 	known := true
 	_ = b.st.View(func(txn *store.Txn) error {
 		if stored, ok := txn.MessageSlot(msg.ID); ok {
 			known = stored != at
 			return nil
 		}
-		for _, k := range []string{dkey, store.AckedKey(msg.To, msg.ID)} {
-			if _, err := txn.Get(k); err != store.ErrNotFound {
-				// Found, or unreadable: known, unless it is this send's own
-				// commit, seen in Badger before its index entry (the index
-				// is updated just after the commit): its message is there.
-				if k == dkey && err == nil {
-					if own, err := txn.HasMessageAt(at); err == nil && own {
-						known = false
-					}
+		if _, err := txn.SentID(dkey); err != store.ErrNotFound {
+			// Found, or unreadable: known, unless it is this send's own
+			// commit, seen in Badger before its index entry (the index is
+			// updated just after the commit): its message is there.
+			if err == nil {
+				if own, err := txn.HasMessageAt(at); err == nil && own {
+					known = false
 				}
-				return nil
 			}
+			return nil
 		}
-		known = false
+		acked, err := txn.Acked(msg.To, msg.ID)
+		known = acked || err != nil
 		return nil
 	})
 	return known
@@ -301,7 +300,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 	}
 	p := &preparedSend{req: req, toRow: to}
 	if req.ClientMsgID != "" {
-		p.dkey = store.DedupeKey(dedupeScope(from, to.ID), req.ClientMsgID)
+		p.dkey = store.ClientID{Scope: dedupeScope(from, to.ID), ID: req.ClientMsgID}
 		// A retry of a message still being committed goes through the
 		// committer behind it: answered "duplicate" only once the first is
 		// on disk, stored itself if the first failed.

@@ -14,21 +14,21 @@ import (
 
 func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 	p.duplicate = ""
-	if p.dkey != "" { // committed earlier with the same client message id?
-		if v, err := txn.Get(p.dkey); err == nil {
-			p.duplicate = string(v)
+	if !p.dkey.IsZero() { // committed earlier with the same client message id?
+		if id, err := txn.SentID(p.dkey); err == nil {
+			p.duplicate = id
 			return nil
 		} else if err != store.ErrNotFound {
 			return err
 		}
 	}
-	if _, err := txn.Get(store.AckedKey(p.msg.To, p.msg.ID)); err == nil {
+	if acked, err := txn.Acked(p.msg.To, p.msg.ID); err != nil {
+		return err
+	} else if acked {
 		// Its holder acked this id before it was stored (an early push by a
 		// broker that died before the commit): it was delivered.
 		p.duplicate = p.msg.ID
 		return nil
-	} else if err != store.ErrNotFound {
-		return err
 	}
 	if _, ok := txn.MessageSlot(p.msg.ID); ok {
 		// The same client message id, reused after its dedupe window while
@@ -40,7 +40,7 @@ func (b *Broker) applySend(txn *store.Txn, p *preparedSend) error {
 		return err
 	}
 	if p.req.ClientMsgID != "" {
-		if err := txn.SetTTL(p.dkey, []byte(p.msg.ID), b.retryMemory()); err != nil {
+		if err := txn.PutSent(p.dkey, p.msg.ID, b.retryMemory()); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,7 @@ package broker
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"sort"
 	"time"
 
@@ -151,22 +151,20 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	reply := &wire.PublishReply{Topic: req.Topic, Seq: seq}
 	var wake []wire.Message
 	remoteHosts := map[string]bool{}
-	pkey := ""
-	if req.ClientMsgID != "" {
-		pkey = store.PublishDedupeKey(peer.ID, req.ClientMsgID)
-	}
 	err = b.cmt.Wait(func(txn *store.Txn) error {
 		wake, reply.Stale, reply.Woken, reply.Duplicate = nil, false, 0, false
 		clear(remoteHosts)
-		if pkey != "" { // applied before (a retry after a lost reply)?
-			if v, err := txn.Get(pkey); err == nil {
+		if req.ClientMsgID != "" { // applied before (a retry after a lost reply)?
+			if prev, err := txn.PublishedSeq(peer.ID, req.ClientMsgID); err == nil || errors.Is(err, store.ErrUnreadable) {
 				reply.Duplicate = true
-				_, _ = fmt.Sscan(string(v), &reply.Seq)
+				if err == nil {
+					reply.Seq = prev
+				}
 				return nil
 			} else if err != store.ErrNotFound {
 				return err
 			}
-			if err := txn.SetTTL(pkey, []byte(fmt.Sprint(seq)), b.retryMemory()); err != nil {
+			if err := txn.PutPublished(peer.ID, req.ClientMsgID, seq, b.retryMemory()); err != nil {
 				return err
 			}
 		}

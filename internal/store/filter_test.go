@@ -30,7 +30,7 @@ func TestFilterKnowsStoredKeysAfterReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := []string{AckedKey("s1", "m1"), AckedKey("s1", "m2"), DedupeKey("s1", "c3")}
+	old := []string{ackedKey("s1", "m1"), ackedKey("s1", "m2"), dedupeKey("s1", "c3")}
 	if err := s.Update(func(txn *Txn) error {
 		for _, k := range old {
 			if err := txn.SetTTL(k, []byte("v"), time.Hour); err != nil {
@@ -44,7 +44,7 @@ func TestFilterKnowsStoredKeysAfterReopen(t *testing.T) {
 	s = reopen(t, s, dir, nil)
 	defer s.Close()
 	awaitFilled(t, s)
-	fresh := DedupeKey("s1", "c9")
+	fresh := dedupeKey("s1", "c9")
 	if err := s.Update(func(txn *Txn) error { return txn.Set(fresh, []byte("v")) }); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestFilterKnowsStoredKeysAfterReopen(t *testing.T) {
 		}
 		absent := 0
 		for i := range 1000 {
-			k := DedupeKey("s1", fmt.Sprintf("never-%d", i))
+			k := dedupeKey("s1", fmt.Sprintf("never-%d", i))
 			if _, err := txn.Get(k); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("Get %s: %v, want ErrNotFound", k, err)
 			}
@@ -83,7 +83,7 @@ func TestFilterNoFalseAbsence(t *testing.T) {
 		defer wg.Done()
 		defer close(committed)
 		for i := range 500 {
-			k := DedupeKey("s", fmt.Sprintf("c%d", i))
+			k := dedupeKey("s", fmt.Sprintf("c%d", i))
 			if err := s.Update(func(txn *Txn) error { return txn.Set(k, []byte("x")) }); err != nil {
 				t.Error(err)
 				return
@@ -104,12 +104,12 @@ func TestFilterNoFalseAbsence(t *testing.T) {
 func BenchmarkFilterAbsent(b *testing.B) {
 	f := newKeyFilter()
 	for i := range 1_000_000 {
-		f.add(DedupeKey("s", fmt.Sprintf("c%d", i)))
+		f.add(dedupeKey("s", fmt.Sprintf("c%d", i)))
 	}
 	f.ready.Store(true)
 	keys := make([]string, 4096)
 	for i := range keys {
-		keys[i] = AckedKey("s", fmt.Sprintf("m%020d", i))
+		keys[i] = ackedKey("s", fmt.Sprintf("m%020d", i))
 	}
 	b.ResetTimer()
 	for i := range b.N {

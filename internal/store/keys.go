@@ -47,27 +47,6 @@ const SeqKey = "meta/seq"
 // SessionKey is the record of session id.
 func SessionKey(id string) string { return SessionPrefix + id }
 
-// AckedKey marks an ack by session sid of a message id that was not stored
-// when acked.
-func AckedKey(sid, id string) string { return ackedPrefix + sid + "/" + id }
-
-// DedupeKey remembers a send's client message id within scope.
-func DedupeKey(scope, clientMsgID string) string { return dedupePrefix + scope + "/" + clientMsgID }
-
-// The prefixes of the acked and dedupe keys (the absence filter's).
-const (
-	ackedPrefix  = "ackd/"
-	dedupePrefix = "dedupe/"
-)
-
-// DedupeKeysAll is the prefix of every send's dedupe key.
-const DedupeKeysAll = dedupePrefix
-
-// PublishDedupeKey remembers a publication's client message id of sender.
-func PublishDedupeKey(sender, clientMsgID string) string {
-	return "pdedupe/" + sender + "/" + clientMsgID
-}
-
 // TopicRecordKey is sender sid's current record on topic.
 func TopicRecordKey(topic, sid string) string { return TopicRecordsAll + topic + "\x00" + sid }
 
