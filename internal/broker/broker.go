@@ -169,7 +169,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.seq, err = store.NewSequence(b.st); err != nil {
 		return nil, err
 	}
-	if err = b.sessions.load(b.st, log); err != nil {
+	if err = b.sessions.load(b.st); err != nil {
 		return nil, err
 	}
 	if err = b.routes.load(b.st); err != nil {

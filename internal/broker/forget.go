@@ -57,7 +57,7 @@ func (b *Broker) dropInbox(sid string) error {
 				}
 			}
 			if last {
-				return txn.Delete(store.SessionKey(sid))
+				return txn.DeleteSession(sid)
 			}
 			return nil
 		})

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
@@ -110,8 +109,7 @@ func (b *Broker) persistLastSeen() {
 	recs := b.sessions.records()
 	_ = b.st.Update(func(txn *store.Txn) error {
 		for _, r := range recs {
-			data, _ := json.Marshal(r)
-			if err := txn.Set(store.SessionKey(r.ID), data); err != nil {
+			if err := txn.PutSession(r); err != nil {
 				return err
 			}
 		}

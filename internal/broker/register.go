@@ -41,9 +41,8 @@ func (b *Broker) register(req wire.RegisterRequest) (*wire.RegisterReply, error)
 }
 
 // saveRecord persists a session's record.
-func (b *Broker) saveRecord(rec record) error {
-	data, _ := json.Marshal(rec)
-	return b.st.Update(func(txn *store.Txn) error { return txn.Set(store.SessionKey(rec.ID), data) })
+func (b *Broker) saveRecord(rec store.SessionRecord) error {
+	return b.st.Update(func(txn *store.Txn) error { return txn.PutSession(rec) })
 }
 
 // afterDetach persists the record of a session that lost its connection,

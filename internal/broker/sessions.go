@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -25,19 +23,8 @@ type session struct {
 }
 
 // record is what is persisted of a session.
-type record struct {
-	ID       string    `json:"id"`
-	Name     string    `json:"name"`
-	Cwd      string    `json:"cwd"`
-	Project  string    `json:"project"`
-	Model    string    `json:"model,omitempty"`
-	Created  time.Time `json:"created"`
-	LastSeen time.Time `json:"last_seen"`
-	Mailed   bool      `json:"mailed,omitempty"`
-}
-
-func (s *session) record() record {
-	return record{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen, Mailed: s.mailed}
+func (s *session) record() store.SessionRecord {
+	return store.SessionRecord{ID: s.ID, Name: s.Name, Cwd: s.Cwd, Project: s.Project, Model: s.Model, Created: s.created, LastSeen: s.LastSeen, Mailed: s.mailed}
 }
 
 func (s *session) peer() wire.Peer { return wire.Peer{ID: s.ID, Name: s.Name, Cwd: s.Cwd} }
@@ -73,32 +60,26 @@ func newSessionTable(asks *askTable, deliv *delivery) *sessionTable {
 }
 
 // load reads the stored sessions, all disconnected.
-func (t *sessionTable) load(st *store.Store, log *slog.Logger) error {
+func (t *sessionTable) load(st *store.Store) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return st.View(func(txn *store.Txn) error {
-		return txn.Scan(store.SessionPrefix, func(_ string, v []byte) (bool, error) {
-			var r record
-			if err := json.Unmarshal(v, &r); err != nil {
-				log.Warn("skip unreadable session record", "err", err)
-				return true, nil
-			}
+		return txn.ScanSessions(func(r store.SessionRecord) {
 			s := &session{Session: wire.Session{ID: r.ID}, created: r.Created}
 			s.Name, s.Cwd, s.Project, s.Model = r.Name, r.Cwd, r.Project, r.Model
 			s.State, s.LastSeen, s.mailed = wire.StateDisconnected, r.LastSeen, r.Mailed
 			t.byID[r.ID] = s
 			t.deliv.add(r.ID)
-			return true, nil
 		})
 	})
 }
 
 // records returns what is persisted of every lasting session, connected
 // ones seen now.
-func (t *sessionTable) records() []record {
+func (t *sessionTable) records() []store.SessionRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var recs []record
+	var recs []store.SessionRecord
 	for _, s := range t.byID {
 		if !s.Ephemeral {
 			if s.Connected {
@@ -150,7 +131,7 @@ func (t *sessionTable) connGone(cid uint64) bool {
 // registration is the outcome of register.
 type registration struct {
 	row     wire.Session
-	rec     record
+	rec     store.SessionRecord
 	existed bool
 }
 
@@ -221,7 +202,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 type detached struct {
 	id, name  string
 	ephemeral bool
-	rec       record
+	rec       store.SessionRecord
 }
 
 // detachLocked marks s disconnected (or removes it if ephemeral) and retires

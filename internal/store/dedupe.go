@@ -30,7 +30,7 @@ type ClientID struct{ Scope, ID string }
 // IsZero reports whether c names no send (a send without a client id).
 func (c ClientID) IsZero() bool { return c == ClientID{} }
 
-func (c ClientID) key() string                 { return dedupeKey(c.Scope, c.ID) }
+func (c ClientID) key() string                   { return dedupeKey(c.Scope, c.ID) }
 func dedupeKey(scope, clientMsgID string) string { return dedupePrefix + scope + "/" + clientMsgID }
 func ackedKey(sid, id string) string             { return ackedPrefix + sid + "/" + id }
 func publishDedupeKey(sender, clientMsgID string) string {

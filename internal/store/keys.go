@@ -31,7 +31,6 @@ import (
 
 // Prefixes that are scanned whole.
 const (
-	SessionPrefix     = "sess/"
 	TopicRecordsAll   = "trec/"
 	TopicSubsAll      = "tsub/"
 	RemoteHostsPrefix = "rhost/"
@@ -43,9 +42,6 @@ const FormatKey = "meta/format"
 
 // SeqKey holds the highest sequence number leased (Sequence).
 const SeqKey = "meta/seq"
-
-// SessionKey is the record of session id.
-func SessionKey(id string) string { return SessionPrefix + id }
 
 // TopicRecordKey is sender sid's current record on topic.
 func TopicRecordKey(topic, sid string) string { return TopicRecordsAll + topic + "\x00" + sid }

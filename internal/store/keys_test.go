@@ -21,7 +21,7 @@ func TestKeysOwnersAndOrder(t *testing.T) {
 		t.Error("TopicKeyOf must match the whole session id")
 	}
 	distinct := map[string]bool{}
-	for _, k := range []string{SessionKey("x"), ackedKey("s", "x"), dedupeKey("s", "x"), publishDedupeKey("s", "x"), TraceKey("x"), SeqKey, FormatKey} {
+	for _, k := range []string{sessionKey("x"), ackedKey("s", "x"), dedupeKey("s", "x"), publishDedupeKey("s", "x"), TraceKey("x"), SeqKey, FormatKey} {
 		if distinct[k] {
 			t.Errorf("key %q built twice", k)
 		}

@@ -288,7 +288,7 @@ func TestOpenVisitingHandsEachStoredMessageOnce(t *testing.T) {
 				return err
 			}
 		}
-		return txn.Set(SessionKey("s1"), []byte(`{"id":"s1"}`))
+		return txn.Set(sessionKey("s1"), []byte(`{"id":"s1"}`))
 	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
