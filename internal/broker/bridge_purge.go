@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
-
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -95,23 +93,16 @@ func (b *Broker) deleteMessages(slots []store.Slot) (int, error) {
 // dropTopicState deletes the topic records and subscriptions of the
 // sessions match accepts; it returns how many of each.
 func (b *Broker) dropTopicState(match func(sid string) bool) (records, subs int, err error) {
-	var keys []string
+	var refs []store.TopicRef
 	if err := b.st.View(func(txn *store.Txn) error {
-		for _, prefix := range []string{store.TopicRecordsAll, store.TopicSubsAll} {
-			txn.Keys(prefix, func(k string) bool {
-				if sid, ok := store.TopicKeySession(k); ok && match(sid) {
-					keys = append(keys, k)
-				}
-				return true
-			})
-		}
+		refs = txn.TopicRefs(match)
 		return nil
 	}); err != nil {
 		return 0, 0, err
 	}
-	for len(keys) > 0 {
-		chunk := keys[:min(purgeChunk, len(keys))]
-		keys = keys[len(chunk):]
+	for len(refs) > 0 {
+		chunk := refs[:min(purgeChunk, len(refs))]
+		refs = refs[len(chunk):]
 		type drop struct {
 			sid   string
 			bytes int64
@@ -120,24 +111,17 @@ func (b *Broker) dropTopicState(match func(sid string) bool) (records, subs int,
 		var dropped []drop
 		err := b.cmt.Wait(func(txn *store.Txn) error {
 			dropped = dropped[:0]
-			for _, k := range chunk {
-				v, err := txn.Get(k)
-				if err == store.ErrNotFound {
-					continue
-				}
+			for _, ref := range chunk {
+				r, found, err := txn.DeleteTopicRef(ref)
 				if err != nil {
 					return err
 				}
-				sid, _ := store.TopicKeySession(k)
-				d := drop{sid: sid, rec: store.IsTopicRecord(k)}
-				if d.rec {
-					var r storedRecord
-					if json.Unmarshal(v, &r) == nil {
-						d.bytes = recordSize(r.Message, r.Resource)
-					}
+				if !found {
+					continue
 				}
-				if err := txn.Delete(k); err != nil {
-					return err
+				d := drop{sid: ref.Session, rec: ref.Record}
+				if d.rec {
+					d.bytes = recordSize(r.Message, r.Resource)
 				}
 				dropped = append(dropped, d)
 			}

@@ -106,7 +106,7 @@ func (b *Broker) bridgeTopic(req wire.BridgeTopic) (*wire.BridgeTopicReply, erro
 			return &wire.BridgeTopicReply{Subscribe: res}, err
 		}
 		u := b.ledger.usage(req.Host)
-		if u.subs >= lim.Subscriptions && !b.exists(store.TopicSubKey(s.Topic, peer.ID)) {
+		if u.subs >= lim.Subscriptions && !b.subscribed(s.Topic, peer.ID) {
 			return nil, quotaError(req.Host, "has %d topic subscriptions here (max %d)", u.subs, lim.Subscriptions)
 		}
 		res, err := b.subscribeTopic(s)
@@ -138,11 +138,13 @@ func (b *Broker) remotePublish(host string, peer wire.Peer, pub wire.PublishRequ
 	if releases(pub) && pub.Resource == "" {
 		return nil, wire.Errorf(wire.CodeBadRequest, "a release over the bridge must name the resource it releases (--resource)")
 	}
-	var old storedRecord
+	var old store.TopicRecord
 	existed := false
-	if v, err := b.get(store.TopicRecordKey(pub.Topic, peer.ID)); err == nil && json.Unmarshal(v, &old) == nil {
-		existed = true
-	}
+	_ = b.st.View(func(txn *store.Txn) error {
+		var err error
+		old, existed, err = txn.TopicRecord(pub.Topic, peer.ID)
+		return err
+	})
 	oldSize, newSize := int64(0), recordSize(pub.Message, pub.Resource)
 	if existed {
 		oldSize = recordSize(old.Message, old.Resource)
@@ -196,18 +198,13 @@ func (b *Broker) remoteTopics(req wire.BridgeTopic) (*wire.BridgeTopicReply, err
 	return &wire.BridgeTopicReply{Topics: page, NextOffset: next}, nil
 }
 
-// get reads one key.
-func (b *Broker) get(key string) ([]byte, error) {
-	var out []byte
-	err := b.st.View(func(txn *store.Txn) error {
-		v, err := txn.Get(key)
-		out = v
+// subscribed reports whether session sid is subscribed to topic.
+func (b *Broker) subscribed(topic, sid string) bool {
+	found := false
+	_ = b.st.View(func(txn *store.Txn) error {
+		var err error
+		found, err = txn.Subscribed(topic, sid)
 		return err
 	})
-	return out, err
-}
-
-func (b *Broker) exists(key string) bool {
-	_, err := b.get(key)
-	return err == nil
+	return found
 }

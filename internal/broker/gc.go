@@ -92,17 +92,7 @@ func (t *sessionTable) forgetIdle(sid string, now time.Time, after time.Duration
 func (b *Broker) keepsState(sid string) bool {
 	keep := true
 	_ = b.st.View(func(txn *store.Txn) error {
-		found := txn.HasInbox(sid)
-		for _, prefix := range []string{store.TopicSubsAll, store.TopicRecordsAll} {
-			if found {
-				break
-			}
-			txn.Keys(prefix, func(k string) bool {
-				found = store.TopicKeyOf(k, sid)
-				return !found
-			})
-		}
-		keep = found
+		keep = txn.HasInbox(sid) || txn.HasTopicState(sid)
 		return nil
 	})
 	return keep

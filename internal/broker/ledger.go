@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"maps"
 	"strings"
 	"sync"
@@ -155,24 +154,15 @@ func (l *ledger) load(st *store.Store) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return st.View(func(txn *store.Txn) error {
-		err := txn.Scan(store.TopicRecordsAll, func(k string, v []byte) (bool, error) {
-			if sid, ok := store.TopicKeySession(k); ok && strings.Contains(sid, "@") {
-				var r storedRecord
-				if json.Unmarshal(v, &r) == nil {
-					l.topicUsageLocked(sid, 1, recordSize(r.Message, r.Resource), 0)
-				}
+		err := txn.ScanTopicRecords("", func(sid string, r store.TopicRecord) {
+			if strings.Contains(sid, "@") {
+				l.topicUsageLocked(sid, 1, recordSize(r.Message, r.Resource), 0)
 			}
-			return true, nil
 		})
 		if err != nil {
 			return err
 		}
-		txn.Keys(store.TopicSubsAll, func(k string) bool {
-			if sid, ok := store.TopicKeySession(k); ok {
-				l.topicUsageLocked(sid, 0, 0, 1)
-			}
-			return true
-		})
+		txn.EachSubscriber(func(sid string) { l.topicUsageLocked(sid, 0, 0, 1) })
 		txn.EachSentScope(l.loadKeptLocked)
 		return nil
 	})

@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
-
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -19,14 +17,12 @@ import (
 // holderOf returns the record by which a session holds resource on topic,
 // or nil when nobody does. It reads in txn, so that the check and the
 // write are one transaction.
-func (b *Broker) holderOf(txn *store.Txn, topic, resource string) (*storedRecord, error) {
-	var newest *storedRecord
-	err := txn.Scan(store.TopicRecordPrefix(topic), func(_ string, v []byte) (bool, error) {
-		var r storedRecord
-		if json.Unmarshal(v, &r) == nil && r.Resource == resource && (newest == nil || r.Seq > newest.Seq) {
+func (b *Broker) holderOf(txn *store.Txn, topic, resource string) (*store.TopicRecord, error) {
+	var newest *store.TopicRecord
+	err := txn.ScanTopicRecords(topic, func(_ string, r store.TopicRecord) {
+		if r.Resource == resource && (newest == nil || r.Seq > newest.Seq) {
 			newest = &r
 		}
-		return true, nil
 	})
 	if err != nil || newest == nil || newest.Ownership != wire.OwnershipHeld {
 		return nil, err
@@ -68,7 +64,7 @@ func (b *Broker) checkOwnership(txn *store.Txn, req wire.PublishRequest, peer wi
 }
 
 // holderName is how a refusal names the holder: its current name.
-func (b *Broker) holderName(h *storedRecord) string {
+func (b *Broker) holderName(h *store.TopicRecord) string {
 	if name, _, local := b.sessions.nameOf(h.From.ID); local {
 		return name
 	}

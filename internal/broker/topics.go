@@ -12,30 +12,10 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Topics: each sender has one current record per topic
-// (store.TopicRecordKey) and each subscription is a key (store.TopicSubKey).
-// Records and subscriptions live in the store; wake-ups travel as ordinary
-// inbox messages, written in the same transaction as the record.
-
-// storedRecord is a topic record on disk.
-type storedRecord struct {
-	Topic       string    `json:"topic"`
-	From        wire.Peer `json:"from"`
-	Event       string    `json:"event"`
-	Message     string    `json:"message"`
-	Resource    string    `json:"resource,omitempty"`
-	Ownership   string    `json:"ownership,omitempty"`
-	Seq         uint64    `json:"seq"`
-	Version     int64     `json:"version"`
-	PublishedAt time.Time `json:"published_at"`
-}
-
-type storedSub struct {
-	Topic        string    `json:"topic"`
-	SessionID    string    `json:"session_id"`
-	AwaitRelease bool      `json:"await_release"`
-	Since        time.Time `json:"since"`
-}
+// Topics: each sender has one current record per topic and each session
+// one subscription per topic it follows, both in the store (store.TopicRecord,
+// store.Subscription); wake-ups travel as ordinary inbox messages, written
+// in the same transaction as the record.
 
 // topicSession returns the session sid that holds topic state.
 func (b *Broker) topicSession(sid, verb string) (session, error) {
@@ -64,10 +44,8 @@ func (b *Broker) subscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeReply
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic, AwaitRelease: req.AwaitRelease}
 	err := b.cmt.Wait(func(txn *store.Txn) error {
-		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
-		out.Existed = err == nil
-		data, _ := json.Marshal(storedSub{Topic: req.Topic, SessionID: req.SessionID, AwaitRelease: req.AwaitRelease, Since: time.Now().UTC()})
-		return txn.Set(store.TopicSubKey(req.Topic, req.SessionID), data)
+		out.Existed, _ = txn.Subscribed(req.Topic, req.SessionID)
+		return txn.PutSubscription(store.Subscription{Topic: req.Topic, SessionID: req.SessionID, AwaitRelease: req.AwaitRelease, Since: time.Now().UTC()})
 	})
 	if err != nil {
 		return nil, classify(err)
@@ -84,12 +62,11 @@ func (b *Broker) unsubscribeTopic(req wire.SubscribeRequest) (*wire.SubscribeRep
 	}
 	out := &wire.SubscribeReply{Topic: req.Topic}
 	err := b.cmt.Wait(func(txn *store.Txn) error {
-		_, err := txn.Get(store.TopicSubKey(req.Topic, req.SessionID))
-		if err == store.ErrNotFound {
+		if subscribed, err := txn.Subscribed(req.Topic, req.SessionID); !subscribed && err == nil {
 			return store.Refuse(wire.Errorf(wire.CodeNotFound, "not subscribed to %q", req.Topic))
 		}
 		out.Existed = true
-		return txn.Delete(store.TopicSubKey(req.Topic, req.SessionID))
+		return txn.DeleteSubscription(req.Topic, req.SessionID)
 	})
 	if err != nil {
 		return nil, err
@@ -146,7 +123,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	if err != nil {
 		return nil, err
 	}
-	rec := storedRecord{Topic: req.Topic, From: peer, Event: req.Event, Message: req.Message,
+	rec := store.TopicRecord{Topic: req.Topic, From: peer, Event: req.Event, Message: req.Message,
 		Resource: req.Resource, Ownership: req.Ownership, Seq: seq, Version: req.Version, PublishedAt: now}
 	reply := &wire.PublishReply{Topic: req.Topic, Seq: seq}
 	var wake []wire.Message
@@ -171,30 +148,20 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 		if err := b.checkOwnership(txn, req, peer); err != nil {
 			return err
 		}
-		if v, err := txn.Get(store.TopicRecordKey(req.Topic, peer.ID)); err == nil {
-			var old storedRecord
-			if json.Unmarshal(v, &old) == nil && old.Version > req.Version {
-				reply.Stale, reply.Seq = true, old.Seq
-				return nil
-			}
-		} else if err != store.ErrNotFound {
+		if old, ok, err := txn.TopicRecord(req.Topic, peer.ID); err != nil {
 			return err
+		} else if ok && old.Version > req.Version {
+			reply.Stale, reply.Seq = true, old.Seq
+			return nil
 		}
-		data, _ := json.Marshal(rec)
-		if err := txn.Set(store.TopicRecordKey(req.Topic, peer.ID), data); err != nil {
+		if err := txn.PutTopicRecord(peer.ID, rec); err != nil {
 			return err
 		}
 		if req.Event == wire.EventUpdate {
 			return nil
 		}
-		var subs []storedSub
-		if err := txn.Scan(store.TopicSubPrefix(req.Topic), func(_ string, v []byte) (bool, error) {
-			var s storedSub
-			if json.Unmarshal(v, &s) == nil {
-				subs = append(subs, s)
-			}
-			return true, nil
-		}); err != nil {
+		var subs []store.Subscription
+		if err := txn.ScanSubscriptions(req.Topic, func(s store.Subscription) { subs = append(subs, s) }); err != nil {
 			return err
 		}
 		for _, s := range subs {
@@ -287,26 +254,13 @@ func (b *Broker) topicsRead(req wire.TopicsRequest) (*wire.TopicsReply, int, err
 	if err := wire.ValidateTopics(req); err != nil {
 		return nil, 0, err
 	}
-	var recs []storedRecord
-	var subs []storedSub
-	recPrefix, subPrefix := store.TopicRecordPrefix(req.Topic), store.TopicSubPrefix(req.Topic)
+	var recs []store.TopicRecord
+	var subs []store.Subscription
 	err := b.st.View(func(txn *store.Txn) error {
-		if err := txn.Scan(recPrefix, func(_ string, v []byte) (bool, error) {
-			var r storedRecord
-			if json.Unmarshal(v, &r) == nil {
-				recs = append(recs, r)
-			}
-			return true, nil
-		}); err != nil {
+		if err := txn.ScanTopicRecords(req.Topic, func(_ string, r store.TopicRecord) { recs = append(recs, r) }); err != nil {
 			return err
 		}
-		return txn.Scan(subPrefix, func(_ string, v []byte) (bool, error) {
-			var s storedSub
-			if json.Unmarshal(v, &s) == nil {
-				subs = append(subs, s)
-			}
-			return true, nil
-		})
+		return txn.ScanSubscriptions(req.Topic, func(s store.Subscription) { subs = append(subs, s) })
 	})
 	if err != nil {
 		return nil, 0, err
@@ -374,21 +328,5 @@ func (b *Broker) topicsRead(req wire.TopicsRequest) (*wire.TopicsReply, int, err
 
 // dropSubscriptions removes every subscription of a forgotten session.
 func (b *Broker) dropSubscriptions(sid string) error {
-	return b.cmt.Wait(func(txn *store.Txn) error {
-		var keys []string
-		if err := txn.Scan(store.TopicSubsAll, func(k string, _ []byte) (bool, error) {
-			if store.TopicKeyOf(k, sid) {
-				keys = append(keys, k)
-			}
-			return true, nil
-		}); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return b.cmt.Wait(func(txn *store.Txn) error { return txn.DeleteSubscriptionsOf(sid) })
 }

@@ -31,8 +31,6 @@ import (
 
 // Prefixes that are scanned whole.
 const (
-	TopicRecordsAll   = "trec/"
-	TopicSubsAll      = "tsub/"
 	RemoteHostsPrefix = "rhost/"
 )
 
@@ -42,39 +40,6 @@ const FormatKey = "meta/format"
 
 // SeqKey holds the highest sequence number leased (Sequence).
 const SeqKey = "meta/seq"
-
-// TopicRecordKey is sender sid's current record on topic.
-func TopicRecordKey(topic, sid string) string { return TopicRecordsAll + topic + "\x00" + sid }
-
-// TopicRecordPrefix is the prefix of topic's records; "" means every topic.
-func TopicRecordPrefix(topic string) string { return topicPrefix(TopicRecordsAll, topic) }
-
-// TopicSubKey is session sid's subscription to topic.
-func TopicSubKey(topic, sid string) string { return TopicSubsAll + topic + "\x00" + sid }
-
-// TopicSubPrefix is the prefix of topic's subscriptions; "" means every
-// topic.
-func TopicSubPrefix(topic string) string { return topicPrefix(TopicSubsAll, topic) }
-
-func topicPrefix(all, topic string) string {
-	if topic == "" {
-		return all
-	}
-	return all + topic + "\x00"
-}
-
-// TopicKeySession returns the session of a record or subscription key.
-func TopicKeySession(key string) (string, bool) {
-	_, sid, ok := strings.Cut(key, "\x00")
-	return sid, ok
-}
-
-// IsTopicRecord reports whether key is a record (not a subscription) key.
-func IsTopicRecord(key string) bool { return strings.HasPrefix(key, TopicRecordsAll) }
-
-// TopicKeyOf reports whether a record or subscription key belongs to
-// session sid.
-func TopicKeyOf(key, sid string) bool { return strings.HasSuffix(key, "\x00"+sid) }
 
 // RemoteHostKey marks host as bridged once.
 func RemoteHostKey(host string) string { return RemoteHostsPrefix + host }
