@@ -104,11 +104,8 @@ func (t *routeTable) load(st *store.Store) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return st.View(func(txn *store.Txn) error {
-		return txn.Scan(store.RemoteHostsPrefix, func(k string, _ []byte) (bool, error) {
-			h := store.RemoteHostOf(k)
-			t.hosts[h] = &remoteHost{host: h}
-			return true, nil
-		})
+		txn.EachRemoteHost(func(h string) { t.hosts[h] = &remoteHost{host: h} })
+		return nil
 	})
 }
 
@@ -402,7 +399,7 @@ func (b *Broker) bridgePresence(req wire.BridgePresence) (*wire.Empty, error) {
 		b.log.Warn("bridged host listed sessions that fail the checks (or too many); dropped", "host", req.Host, "dropped", dropped, "kept", len(rows))
 	}
 	if isNew {
-		if err := b.st.Update(func(txn *store.Txn) error { return txn.Set(store.RemoteHostKey(req.Host), nil) }); err != nil {
+		if err := b.st.Update(func(txn *store.Txn) error { return txn.PutRemoteHost(req.Host) }); err != nil {
 			return nil, err
 		}
 	}

@@ -51,7 +51,7 @@ func (b *Broker) bridgePurge(req wire.BridgePurge) (*wire.BridgePurgeReply, erro
 	}); err != nil {
 		return nil, err
 	}
-	if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.Delete(store.RemoteHostKey(host)) }); err != nil {
+	if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.DeleteRemoteHost(host) }); err != nil {
 		return nil, err
 	}
 	b.ledger.dropHost(host)

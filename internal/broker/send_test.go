@@ -244,7 +244,8 @@ func TestTraceEventOfPromptAckNotWritten(t *testing.T) {
 	eventKeys := func(id string) int {
 		n := 0
 		_ = w.b.st.View(func(txn *store.Txn) error {
-			txn.Keys(store.TraceEventPrefix(id), func(string) bool { n++; return true })
+			pushed, fetched := txn.TraceEvents(id)
+			n = len(pushed) + len(fetched)
 			return nil
 		})
 		return n

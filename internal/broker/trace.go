@@ -10,11 +10,11 @@ import (
 )
 
 // Delivery timelines (`intercom trace`). Every push to a holder and every
-// fetch by inbox is kept in memory and written to the store as an event key
-// (store.TraceEventKey) by the trace writer, traceWriteAfter after it
+// fetch by inbox is kept in memory and written to the store as an event
+// (Txn.PutTraceEvent) by the trace writer, traceWriteAfter after it
 // happened: one lingering committer op at a time, so events share the fsync
 // of the next send instead of costing their own. An ack writes the stored
-// trace (store.TraceKey) with the events in memory; the event keys expire
+// trace (store.Trace) with the events in memory; the stored events expire
 // with it and traceOf merges both (trace_read.go). A message acked within
 // traceWriteAfter of its push (most are: a holder acks at once) therefore
 // costs no event key at all: its ack's stored trace holds the push. A
@@ -133,7 +133,7 @@ func (t *traceTable) events(id string) (pushed, fetched []time.Time) {
 // timeline returns what is known in memory of id's timeline: its events,
 // and (ok) the message's sender, recipient and stored time, recorded with
 // its first push or fetch.
-func (t *traceTable) timeline(id string) (st storedTrace, ok bool) {
+func (t *traceTable) timeline(id string) (st store.Trace, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tr := t.byID[id]
@@ -235,7 +235,7 @@ func (t *traceTable) write(cmt *store.Committer, log *slog.Logger, evs []traceEv
 	cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
 			for _, ev := range evs {
-				if err := txn.SetTTL(store.TraceEventKey(ev.id, ev.at, ev.fetch), nil, traceTTL); err != nil {
+				if err := txn.PutTraceEvent(ev.id, ev.at, ev.fetch, traceTTL); err != nil {
 					return err
 				}
 			}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"errors"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -12,31 +12,6 @@ import (
 
 // Reading and keeping timelines: traceOf answers `intercom trace`; an ack
 // keeps the timeline of what it removes (keepTrace, keepUnstoredTrace).
-
-// storedTrace is the timeline kept after an ack.
-type storedTrace struct {
-	From    wire.Peer   `json:"from"`
-	To      string      `json:"to"`
-	Stored  time.Time   `json:"stored_at"`
-	Pushed  []time.Time `json:"pushed_at,omitempty"`
-	Fetched []time.Time `json:"fetched_at,omitempty"`
-	Acked   time.Time   `json:"acked_at"`
-}
-
-// storedEvents reads the event keys of id.
-func storedEvents(txn *store.Txn, id string) (pushed, fetched []time.Time) {
-	txn.Keys(store.TraceEventPrefix(id), func(key string) bool {
-		if at, fetch, ok := store.ParseTraceEvent(id, key); ok {
-			if fetch {
-				fetched = append(fetched, at)
-			} else {
-				pushed = append(pushed, at)
-			}
-		}
-		return true
-	})
-	return pushed, fetched
-}
 
 // mergeTimes returns the distinct times of all lists, oldest first.
 func mergeTimes(lists ...[]time.Time) []time.Time {
@@ -53,15 +28,14 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 	out := &wire.Trace{ID: req.ID}
 	found := false
 	err := b.st.View(func(txn *store.Txn) error {
-		out.Pushed, out.Fetched = storedEvents(txn, req.ID)
-		if v, err := txn.Get(store.TraceKey(req.ID)); err == nil {
-			var st storedTrace
-			if json.Unmarshal(v, &st) == nil {
-				acked := st.Acked
-				out.From, out.To, out.Stored, out.Acked = st.From, st.To, st.Stored, &acked
-				out.Pushed, out.Fetched = mergeTimes(st.Pushed, out.Pushed), mergeTimes(st.Fetched, out.Fetched)
-				out.State, found = "acked", true
-			}
+		out.Pushed, out.Fetched = txn.TraceEvents(req.ID)
+		if st, err := txn.Trace(req.ID); err == nil {
+			acked := st.Acked
+			out.From, out.To, out.Stored, out.Acked = st.From, st.To, st.Stored, &acked
+			out.Pushed, out.Fetched = mergeTimes(st.Pushed, out.Pushed), mergeTimes(st.Fetched, out.Fetched)
+			out.State, found = "acked", true
+			return nil
+		} else if errors.Is(err, store.ErrUnreadable) {
 			return nil
 		}
 		at, ok := txn.MessageSlot(req.ID)
@@ -105,8 +79,8 @@ func (b *Broker) keepTrace(txn *store.Txn, id string, at store.Slot) error {
 		st.From, st.To, st.Stored = m.From, m.To, m.SentAt
 	}
 	st.Acked = time.Now().UTC()
-	// The stored event keys are not read here (an iterator per acked
-	// message is too costly on the ack path) nor deleted: they expire with
+	// The stored events are not read here (an iterator per acked message
+	// is too costly on the ack path) nor deleted: they expire with
 	// the trace, and traceOf merges them in, which is how events from
 	// before a restart show.
 	return putTrace(txn, id, st)
@@ -115,18 +89,17 @@ func (b *Broker) keepTrace(txn *store.Txn, id string, at store.Slot) error {
 // keepUnstoredTrace records the ack of an id that is not stored: acked
 // again (its trace is kept already), or acked before its send was committed
 // (pushed early by a broker that died, then retried), which the retried send
-// finds (ackedKey) and does not store. The trace then says acked, with the
+// finds (Txn.Acked) and does not store. The trace then says acked, with the
 // events known and no stored time.
 func (b *Broker) keepUnstoredTrace(txn *store.Txn, sid, id string) error {
-	if _, err := txn.Get(store.TraceKey(id)); err != store.ErrNotFound {
+	if kept, err := txn.HasTrace(id); kept || err != nil {
 		return nil // kept already, or unreadable: leave it
 	}
-	st := storedTrace{To: sid, Acked: time.Now().UTC()}
+	st := store.Trace{To: sid, Acked: time.Now().UTC()}
 	st.Pushed, st.Fetched = b.traces.events(id)
 	return putTrace(txn, id, st)
 }
 
-func putTrace(txn *store.Txn, id string, st storedTrace) error {
-	data, _ := json.Marshal(st)
-	return txn.SetTTL(store.TraceKey(id), data, traceTTL)
+func putTrace(txn *store.Txn, id string, st store.Trace) error {
+	return txn.PutTrace(id, st, traceTTL)
 }

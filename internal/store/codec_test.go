@@ -1,4 +1,4 @@
-package broker
+package store
 
 import (
 	stdjson "encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// TestCodecMatchesEncodingJSON: the broker stores messages and traces
+// TestCodecMatchesEncodingJSON: the store keeps messages and traces
 // encoded with goccy/go-json; the store written by an earlier broker (and
 // by this one) must read back alike with either codec. The wire types are
 // checked in pkg/wire (TestCodecsAgree).
@@ -25,8 +25,8 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 	values := []any{
 		msg,
 		wire.Message{ID: "m2", To: "s2", SentAt: at},
-		storedTrace{From: msg.From, To: "s2", Stored: at, Pushed: []time.Time{at, at.Add(time.Millisecond)}, Acked: at},
-		storedTrace{To: "s2", Acked: at},
+		Trace{From: msg.From, To: "s2", Stored: at, Pushed: []time.Time{at, at.Add(time.Millisecond)}, Acked: at},
+		Trace{To: "s2", Acked: at},
 	}
 	for _, v := range values {
 		want, err := stdjson.Marshal(v)
