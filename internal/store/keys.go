@@ -21,6 +21,11 @@ package store
 // <seq> is zero-padded to 20 digits, so keys sort in sequence order. Where
 // each stored message is, by id, is not stored: the message index is
 // rebuilt in memory from the inbox and outbox entries (msgindex.go).
+//
+// Each family belongs to one file, which alone builds and reads its keys
+// and values: sess/ sessions.go; inbox/, outbox/ messages.go; ackd/,
+// dedupe/, pdedupe/ dedupe.go; trec/, tsub/ topics.go; rhost/ hosts.go;
+// trace/, tev/ traces.go; meta/ format.go and seq.go.
 
 // FormatKey holds the store's format version as a decimal string. Stores
 // written before the key existed carry none: their layout is format 1.

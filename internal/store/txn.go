@@ -26,6 +26,10 @@ func (t *Txn) logger() *slog.Logger {
 	return t.log
 }
 
+// The raw key-value calls below are for the store's own files (each
+// concept's file builds its keys and encodes its values) and for measuring
+// the store itself; everything else uses the typed methods of those files.
+
 // Get returns the value of key, or ErrNotFound.
 func (t *Txn) Get(key string) ([]byte, error) {
 	if t.f.absent(key) {
