@@ -55,8 +55,22 @@ func (s Slot) key() string {
 	return inboxKey(s.Owner, s.Seq)
 }
 
-func inboxKey(sid string, seq uint64) string   { return fmt.Sprintf("inbox/%s/%020d", sid, seq) }
-func outboxKey(host string, seq uint64) string { return fmt.Sprintf("outbox/%s/%020d", host, seq) }
+func inboxKey(sid string, seq uint64) string   { return boxKey(inboxesPrefix, sid, seq) }
+func outboxKey(host string, seq uint64) string { return boxKey(outboxesPrefix, host, seq) }
+
+// boxKey is prefix owner "/" seq (20 digits, zero-padded). Built on every
+// store and ack of a message, so without fmt.
+func boxKey(prefix, owner string, seq uint64) string {
+	b := make([]byte, len(prefix)+len(owner)+1+20)
+	n := copy(b, prefix)
+	n += copy(b[n:], owner)
+	b[n] = '/'
+	for i := len(b) - 1; i > n; i-- {
+		b[i] = byte('0' + seq%10)
+		seq /= 10
+	}
+	return string(b)
+}
 func inboxPrefix(sid string) string            { return inboxesPrefix + sid + "/" }
 func outboxPrefix(host string) string          { return outboxesPrefix + host + "/" }
 

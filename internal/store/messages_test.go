@@ -313,3 +313,12 @@ func TestOpenVisitingHandsEachStoredMessageOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestBoxKeyDigits(t *testing.T) {
+	t.Parallel()
+	for _, seq := range []uint64{0, 1, 99, 1 << 40, ^uint64(0)} {
+		if got, want := inboxKey("s", seq), fmt.Sprintf("inbox/s/%020d", seq); got != want {
+			t.Errorf("inboxKey(s, %d) = %q, want %q", seq, got, want)
+		}
+	}
+}
