@@ -71,8 +71,8 @@ func boxKey(prefix, owner string, seq uint64) string {
 	}
 	return string(b)
 }
-func inboxPrefix(sid string) string            { return inboxesPrefix + sid + "/" }
-func outboxPrefix(host string) string          { return outboxesPrefix + host + "/" }
+func inboxPrefix(sid string) string   { return inboxesPrefix + sid + "/" }
+func outboxPrefix(host string) string { return outboxesPrefix + host + "/" }
 
 // parseSlot reads an inbox or outbox key.
 func parseSlot(key string) (Slot, bool) {
