@@ -31,7 +31,7 @@ func (s *Store) checkFormat() error {
 	var v []byte
 	err := s.View(func(txn *Txn) error {
 		var err error
-		v, err = txn.Get(FormatKey)
+		v, err = txn.Get(formatKey)
 		return err
 	})
 	n := 1
@@ -41,7 +41,7 @@ func (s *Store) checkFormat() error {
 		return fmt.Errorf("read store format: %w", err)
 	default:
 		if n, err = strconv.Atoi(string(v)); err != nil || n < 1 {
-			return fmt.Errorf("store %s: unreadable format marker %q under %s", s.dir, v, FormatKey)
+			return fmt.Errorf("store %s: unreadable format marker %q under %s", s.dir, v, formatKey)
 		}
 	}
 	if n > FormatVersion {
@@ -57,7 +57,7 @@ func (s *Store) checkFormat() error {
 		return fmt.Errorf("store %s: migrate from format %d: %w", s.dir, n, err)
 	}
 	return s.Update(func(txn *Txn) error {
-		return txn.Set(FormatKey, []byte(strconv.Itoa(FormatVersion)))
+		return txn.Set(formatKey, []byte(strconv.Itoa(FormatVersion)))
 	})
 }
 
@@ -75,13 +75,13 @@ func RewriteFormatMarker(dir, val string) (string, error) {
 	err = db.Update(func(t *badger.Txn) error {
 		txn := &Txn{t: t}
 		var err error
-		if old, err = txn.Get(FormatKey); err != nil && !errors.Is(err, ErrNotFound) {
+		if old, err = txn.Get(formatKey); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		if val == "" {
-			return txn.Delete(FormatKey)
+			return txn.Delete(formatKey)
 		}
-		return txn.Set(FormatKey, []byte(val))
+		return txn.Set(formatKey, []byte(val))
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr

@@ -19,7 +19,7 @@ func marker(t *testing.T, s *Store) string {
 	var v []byte
 	if err := s.View(func(txn *Txn) error {
 		var err error
-		v, err = txn.Get(FormatKey)
+		v, err = txn.Get(formatKey)
 		return err
 	}); err != nil {
 		t.Fatalf("read marker: %v", err)
@@ -62,7 +62,7 @@ func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	setKey(t, s, "inbox/x/1", "hello")
-	setKey(t, s, FormatKey, "") // as written by a build without markers
+	setKey(t, s, formatKey, "") // as written by a build without markers
 	s.Close()
 	if s, err = openT(t, dir); err != nil {
 		t.Fatalf("reopen unmarked store: %v", err)
@@ -87,7 +87,7 @@ func TestFormatNewerStoreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setKey(t, s, FormatKey, "7")
+	setKey(t, s, formatKey, "7")
 	s.Close()
 	_, err = openT(t, dir)
 	if !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "format 7") || !strings.Contains(err.Error(), "reads up to "+strconv.Itoa(FormatVersion)) {
@@ -106,7 +106,7 @@ func TestFormatGarbageMarkerRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setKey(t, s, FormatKey, "x")
+	setKey(t, s, formatKey, "x")
 	s.Close()
 	if _, err := openT(t, dir); err == nil || !strings.Contains(err.Error(), "unreadable format marker") {
 		t.Fatalf("open store with garbage marker: %v", err)

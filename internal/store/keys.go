@@ -27,9 +27,9 @@ package store
 // dedupe/, pdedupe/ dedupe.go; trec/, tsub/ topics.go; rhost/ hosts.go;
 // trace/, tev/ traces.go; meta/ format.go and seq.go.
 
-// FormatKey holds the store's format version as a decimal string. Stores
+// formatKey holds the store's format version as a decimal string. Stores
 // written before the key existed carry none: their layout is format 1.
-const FormatKey = "meta/format"
+const formatKey = "meta/format"
 
-// SeqKey holds the highest sequence number leased (Sequence).
-const SeqKey = "meta/seq"
+// seqKey holds the highest sequence number leased (Sequence).
+const seqKey = "meta/seq"

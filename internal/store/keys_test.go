@@ -22,8 +22,8 @@ func TestKeyFamiliesApart(t *testing.T) {
 		"host":         remoteHostKey("x"),
 		"trace":        traceKey("x"),
 		"event":        traceEventKey("x", time.Unix(1, 0), false),
-		"seq":          SeqKey,
-		"format":       FormatKey,
+		"seq":          seqKey,
+		"format":       formatKey,
 	}
 	prefixes := map[string]string{
 		"session": sessionPrefix, "inbox": inboxesPrefix, "outbox": outboxesPrefix, "acked": ackedPrefix,

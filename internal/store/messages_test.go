@@ -265,7 +265,7 @@ func TestFormat1IndexKeysDropped(t *testing.T) {
 		if got, ok := txn.MessageSlot("m3"); !ok || got != at {
 			t.Errorf("MessageSlot(m3) = %+v, %v; want %+v", got, ok, at)
 		}
-		if v, err := txn.Get(FormatKey); err != nil || string(v) != fmt.Sprint(FormatVersion) {
+		if v, err := txn.Get(formatKey); err != nil || string(v) != fmt.Sprint(FormatVersion) {
 			t.Errorf("format marker %q, %v; want %d", v, err, FormatVersion)
 		}
 		return nil

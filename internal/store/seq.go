@@ -6,7 +6,7 @@ import (
 )
 
 // Sequence hands out strictly increasing inbox sequence numbers that survive
-// restarts: the highest lease is stored (SeqKey), so numbers never repeat
+// restarts: the highest lease is stored (seqKey), so numbers never repeat
 // (gaps after a crash are harmless).
 type Sequence struct {
 	st    *Store
@@ -21,7 +21,7 @@ const seqLease = 100000
 func NewSequence(st *Store) (*Sequence, error) {
 	s := &Sequence{st: st}
 	err := st.View(func(txn *Txn) error {
-		v, err := txn.Get(SeqKey)
+		v, err := txn.Get(seqKey)
 		if err == ErrNotFound {
 			s.next = 1
 			return nil
@@ -46,7 +46,7 @@ func (s *Sequence) Next() (uint64, error) {
 	if s.next >= s.limit {
 		lim := s.next + seqLease
 		err := s.st.Update(func(txn *Txn) error {
-			return txn.Set(SeqKey, []byte(fmt.Sprint(lim)))
+			return txn.Set(seqKey, []byte(fmt.Sprint(lim)))
 		})
 		if err != nil {
 			return 0, fmt.Errorf("lease sequence: %w", err)
