@@ -50,6 +50,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				if err := b.keepTrace(txn, id, key); err != nil {
 					return err
 				}
+				b.stageHistory(txn, key)
 				txn.UnindexMessage(id)
 				if err := txn.Delete(key); err != nil {
 					return err

@@ -186,6 +186,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 		if err := txn.Set(store.TopicRecordKey(req.Topic, peer.ID), data); err != nil {
 			return err
 		}
+		b.stageRecordHistory(data)
 		if req.Event == wire.EventUpdate {
 			return nil
 		}
