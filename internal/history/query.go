@@ -168,3 +168,13 @@ func matchExpr(query string) string {
 	}
 	return strings.Join(terms, " ")
 }
+
+// After lists the entries indexed after cursor ("" for all), in the order
+// they were kept, the newest limit of them.
+func (ix *Index) After(ctx context.Context, cursor string, limit int) ([]Item, error) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	q := `SELECT doc, from_name, to_name, '', 0 FROM (SELECT doc, from_name, to_name, cursor FROM entries WHERE cursor > ? ORDER BY cursor DESC LIMIT ?) ORDER BY cursor`
+	return ix.items(ctx, q, cursor, limit)
+}
