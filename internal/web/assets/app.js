@@ -233,7 +233,7 @@
     else box.replaceChildren(...state.runs.map((r) => {
       const card = el("div", { class: "card", "data-run": r.id }, el("h3", {}, r.child_session || r.agent), el("p", { class: "meta" }, [r.id, r.state, "supervisor " + (r.supervisor_name || r.supervisor), fmtDate(r.created_at)].join(" · ")));
       for (const q of r.questions) {
-        const waiting = q.state === "awaiting" || q.state === "pending";
+        const waiting = q.state === "awaiting_input";
         if (waiting) open++;
         const qd = el("div", { class: "question" + (waiting ? "" : " done"), "data-question": q.id }, el("div", { class: "meta" }, q.reason + " · " + q.state + " · " + fmtDate(q.created_at)), el("div", { class: "text" }, q.message));
         if (waiting) {
