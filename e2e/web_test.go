@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/intercom-dev/intercom/internal/testenv"
 )
 
 const webWait = 30 * time.Second
@@ -38,7 +40,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium on PATH: apt-get install -y chromium (.ci/run installs it) to run the browser tests")
+	testenv.Need(t, false, "needs chromium on PATH (apt-get install -y chromium; .ci/run installs it) for the browser tests")
 	return ""
 }
 

@@ -110,6 +110,10 @@ func (ix *Index) init() error {
 	err := ix.db.QueryRowContext(ctx, `SELECT v FROM meta WHERE k='schema'`).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		// Rank: text weighs most, then attachments, then names.
+		if _, err := ix.db.ExecContext(ctx, `INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(4.0, 2.0, 1.0)')`); err != nil {
+			return err
+		}
 		_, err = ix.db.ExecContext(ctx, `INSERT OR IGNORE INTO meta(k, v) VALUES ('schema', ?)`, schemaVersion)
 		return err
 	case err != nil:

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -98,10 +97,44 @@ func (ix *Index) Search(ctx context.Context, query string, f Filter) ([]Item, er
 		return nil, fmt.Errorf("search: %w", ErrEmptyQuery)
 	}
 	where, args := f.where()
-	q := `SELECT e.doc, e.from_name, e.to_name, snippet(fts, -1, char(2), char(3), '…', 16), bm25(fts, 4.0, 2.0, 1.0) AS r
-		FROM fts JOIN entries e ON e.rowid = fts.rowid
-		WHERE fts MATCH ? AND ` + where + ` ORDER BY r LIMIT ?`
-	return ix.items(ctx, q, append(append([]any{match}, args...), f.limit())...)
+	// The best rows by rank first (bm25, FTS5's own order), then their
+	// documents: a common word matches many rows, and only the best are
+	// read. The matching part is marked here (Snippet), not by FTS5's
+	// snippet(), which costs a scan of every matching row's text.
+	q := `SELECT e.doc, e.from_name, e.to_name, e.body, e.attach, e.names, b.r FROM
+		(SELECT fts.rowid AS id, rank AS r FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid
+			WHERE fts MATCH ? AND ` + where + ` ORDER BY rank LIMIT ?) b
+		CROSS JOIN entries e ON e.rowid = b.id ORDER BY b.r`
+	rows, err := ix.db.QueryContext(ctx, q, append(append([]any{match}, args...), f.limit())...)
+	if err != nil {
+		return nil, fmt.Errorf("search history index: %w", err)
+	}
+	defer rows.Close()
+	terms := queryTerms(query)
+	out := []Item{}
+	for rows.Next() {
+		var doc, body, attach, names string
+		var it Item
+		var rank float64
+		if err := rows.Scan(&doc, &it.FromName, &it.ToName, &body, &attach, &names, &rank); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(doc), &it.HistoryEntry); err != nil {
+			continue
+		}
+		it.Rank = -rank // bm25: lower is better; Rank: higher is
+		it.Snippet = Snippet(body, terms, snippetWords)
+		if !strings.Contains(it.Snippet, MarkStart) {
+			for _, other := range []string{attach, names} {
+				if s := Snippet(other, terms, snippetWords); strings.Contains(s, MarkStart) {
+					it.Snippet = s
+					break
+				}
+			}
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
 }
 
 // ErrEmptyQuery: a search without a word to look for.
@@ -111,7 +144,7 @@ var ErrEmptyQuery = fmt.Errorf("no word to search for")
 // newest f.Limit of them.
 func (ix *Index) History(ctx context.Context, f Filter) ([]Item, error) {
 	where, args := f.where()
-	q := `SELECT doc, from_name, to_name, '', 0 FROM (SELECT e.* FROM entries e WHERE ` + where + ` ORDER BY e.sent DESC, e.cursor DESC LIMIT ?) ORDER BY sent, cursor`
+	q := `SELECT doc, from_name, to_name FROM (SELECT e.* FROM entries e WHERE ` + where + ` ORDER BY e.sent DESC, e.cursor DESC LIMIT ?) ORDER BY sent, cursor`
 	return ix.items(ctx, q, append(args, f.limit())...)
 }
 
@@ -132,14 +165,12 @@ func (ix *Index) items(ctx context.Context, q string, args ...any) ([]Item, erro
 	for rows.Next() {
 		var doc string
 		var it Item
-		var rank sql.NullFloat64
-		if err := rows.Scan(&doc, &it.FromName, &it.ToName, &it.Snippet, &rank); err != nil {
+		if err := rows.Scan(&doc, &it.FromName, &it.ToName); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(doc), &it.HistoryEntry); err != nil {
 			continue
 		}
-		it.Rank = -rank.Float64 // bm25: lower is better; Rank: higher is
 		out = append(out, it)
 	}
 	return out, rows.Err()
@@ -175,6 +206,6 @@ func (ix *Index) After(ctx context.Context, cursor string, limit int) ([]Item, e
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	q := `SELECT doc, from_name, to_name, '', 0 FROM (SELECT doc, from_name, to_name, cursor FROM entries WHERE cursor > ? ORDER BY cursor DESC LIMIT ?) ORDER BY cursor`
+	q := `SELECT doc, from_name, to_name FROM (SELECT doc, from_name, to_name, cursor FROM entries WHERE cursor > ? ORDER BY cursor DESC LIMIT ?) ORDER BY cursor`
 	return ix.items(ctx, q, cursor, limit)
 }
