@@ -125,7 +125,9 @@ func newGenerated(n int) *generated {
 	return g
 }
 
-func (g *generated) List(context.Context, intercom.ListOptions) ([]wire.Session, error) { return nil, nil }
+func (g *generated) List(context.Context, intercom.ListOptions) ([]wire.Session, error) {
+	return nil, nil
+}
 
 func (g *generated) HistoryPage(_ context.Context, after string, limit int) (wire.HistoryReply, error) {
 	if limit <= 0 {
