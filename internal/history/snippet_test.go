@@ -24,11 +24,11 @@ func TestSnippetMarksEveryMatchAndCuts(t *testing.T) {
 
 func TestMatchExprQuotesWords(t *testing.T) {
 	for q, want := range map[string]string{
-		`deploy tonight`:    `"deploy" "tonight"`,
-		`migrat*`:           `"migrat"*`,
+		`deploy tonight`:     `"deploy" "tonight"`,
+		`migrat*`:            `"migrat"*`,
 		`"; DROP TABLE x --`: `"DROP" "TABLE" "x"`,
-		`foo-bar`:           `"foo" "bar"`,
-		`***`:               ``,
+		`foo-bar`:            `"foo" "bar"`,
+		`***`:                ``,
 	} {
 		if got := matchExpr(q); got != want {
 			t.Errorf("matchExpr(%q) = %q, want %q", q, got, want)
