@@ -7,6 +7,7 @@ package e2e
 // them.
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,9 @@ func TestHistorySearchAndPurgeFromTheCLI(t *testing.T) {
 	if all.Items[0].Message == nil || all.Items[0].From != "planner" || all.Items[0].To != "worker" || all.Items[2].Record == nil || all.Items[2].Record.Topic != "billing" {
 		t.Fatalf("history: %+v", all.Items)
 	}
+	checkJSON(t, "intercom-history", h.OK("--json", "history"))
 	found := awaitHistory(t, h, 2, "search", "migrat*")
+	checkJSON(t, "intercom-search", h.OK("--json", "search", "migrat*"))
 	for _, it := range found.Items {
 		if !strings.Contains(it.Snippet, "\x02Migrat") && !strings.Contains(it.Snippet, "\x02migrat") {
 			t.Fatalf("search snippet %q does not mark the match", it.Snippet)
@@ -85,7 +88,11 @@ func TestHistorySearchAndPurgeFromTheCLI(t *testing.T) {
 	awaitHistory(t, h, 3, "search", "billing") // two messages and the topic record
 
 	var purged struct{ Removed int }
-	h.JSON(&purged, "purge", "planner", "--yes")
+	out := h.OK("--json", "purge", "planner", "--yes")
+	checkJSON(t, "intercom-purge", out)
+	if err := json.Unmarshal([]byte(out), &purged); err != nil {
+		t.Fatal(err)
+	}
 	if purged.Removed != 2 {
 		t.Fatalf("purge planner removed %d, want 2", purged.Removed)
 	}

@@ -52,6 +52,7 @@ func startWeb(t *testing.T, h *H, name string) (*Proc, *url.URL) {
 	if !ok {
 		t.Fatalf("intercom web printed nothing; stderr: %s", p.Stderr())
 	}
+	checkJSON(t, "intercom-web", line)
 	var started struct {
 		URL     string `json:"url"`
 		Session string `json:"session"`
