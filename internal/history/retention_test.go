@@ -3,40 +3,13 @@ package history_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/broker"
 	"github.com/intercom-dev/intercom/internal/brokertest"
-	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
-
-// startWithConfig runs a broker on a new home holding config.json.
-func startWithConfig(t *testing.T, config string) string {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(); os.RemoveAll(l.SocketDir()) })
-	return home
-}
 
 func pair(t *testing.T, c *intercom.Client) (*intercom.Session, *intercom.Session) {
 	t.Helper()
@@ -52,7 +25,7 @@ func pair(t *testing.T, c *intercom.Client) (*intercom.Session, *intercom.Sessio
 }
 
 func TestHistoryOffKeepsNothing(t *testing.T) {
-	home := startWithConfig(t, `{"historyMaxAgeMs": 0}`)
+	home := brokertest.StartConfigured(t, `{"historyMaxAgeMs": 0}`)
 	c := brokertest.Connect(t, home)
 	a, b := pair(t, c)
 	deliver(t, c, a, b, "not to be kept")
@@ -64,7 +37,7 @@ func TestHistoryOffKeepsNothing(t *testing.T) {
 }
 
 func TestHistoryIsTrimmedToItsSizeCap(t *testing.T) {
-	home := startWithConfig(t, `{"historyMaxBytes": 8192}`)
+	home := brokertest.StartConfigured(t, `{"historyMaxBytes": 8192}`)
 	c := brokertest.Connect(t, home)
 	a, b := pair(t, c)
 	const n = 40
