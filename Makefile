@@ -63,6 +63,9 @@ cover: ## make test with coverage: unit tests and the -cover e2e binaries write 
 bench: build ## Benchmark vs the raw floor (minutes): Markdown table, JSON to BENCH_OUT (bench-results.json).
 	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench $(BENCH_FLAGS)
 
+web-screenshots: ## Regenerate docs/web/*.png: the browser test of intercom web (needs chromium) saves its views.
+	INTERCOM_WEB_SCREENSHOTS=$(abspath docs/web) $(GO) test ./e2e -run TestWebInBrowser -count=1
+
 bench-quick: build ## Reduced benchmark, under a minute (same outputs).
 	INTERCOM_BROKER=$(abspath $(BINDIR))/intercom-broker INTERCOM_BRIDGE=$(abspath $(BINDIR))/intercom-bridge INTERCOM_CLI=$(abspath $(BINDIR))/intercom BENCH_OUT=$(BENCH_OUT) $(GO) run ./e2e/bench -quick $(BENCH_FLAGS)
 
@@ -80,4 +83,4 @@ install: ## Install the binaries into $(PREFIX)/bin.
 clean: ## Remove build output.
 	rm -rf bin $(DIST)
 
-.PHONY: help build test test-harness test-matrix cross dist test-fault cover schemas bench bench-quick demo install clean
+.PHONY: help build test test-harness test-matrix cross dist test-fault cover schemas bench bench-quick web-screenshots demo install clean

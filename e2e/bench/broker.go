@@ -111,6 +111,9 @@ func (p *proc) wait(d time.Duration) bool {
 	}
 }
 
+// brokerConfigs holds the config.json of scenarios that need their own.
+var brokerConfigs = map[string]string{}
+
 // broker is a broker started by the bench for one scenario.
 type broker struct {
 	*proc
@@ -125,7 +128,11 @@ func (h *harness) startBroker(ctx context.Context, name string) (*broker, error)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"idleExitMs":0}`), 0o600); err != nil {
+	conf, ok := brokerConfigs[name]
+	if !ok {
+		conf = `{"idleExitMs":0}`
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(conf), 0o600); err != nil {
 		return nil, err
 	}
 	l, err := paths.Resolve(home, "")

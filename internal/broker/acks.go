@@ -49,6 +49,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				if err := b.keepTrace(txn, id, at); err != nil {
 					return err
 				}
+				b.stageHistory(txn, at)
 				if err := txn.DeleteMessage(id, at); err != nil {
 					return err
 				}

@@ -89,6 +89,7 @@ type Broker struct {
 	lists    listBudget    // bridged hosts' topic listings (listcost.go)
 	idle     *idleWatch    // idle exit (idle.go)
 	listed   rowCache      // encoded list rows (list_reply.go)
+	hist     historyKeeper // kept messages and records (history.go)
 
 	storeDown     chan struct{} // closed once the store is unavailable
 	storeDownOnce sync.Once

@@ -26,6 +26,9 @@ func (b *Broker) forget(req wire.SessionRef) (*wire.Empty, error) {
 	if err := b.dropSubscriptions(s.ID); err != nil {
 		return nil, err
 	}
+	if err := b.forgetHistory(s.ID); err != nil {
+		return nil, err
+	}
 	b.log.Info("session forgotten", "id", s.ID, "name", s.Name)
 	return &wire.Empty{}, nil
 }

@@ -157,6 +157,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 		if err := txn.PutTopicRecord(peer.ID, rec); err != nil {
 			return err
 		}
+		b.stageRecordHistory(rec)
 		if req.Event == wire.EventUpdate {
 			return nil
 		}

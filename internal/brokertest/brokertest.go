@@ -19,7 +19,21 @@ import (
 // returns the home.
 func Start(t testing.TB) string {
 	t.Helper()
+	return StartConfigured(t, "")
+}
+
+// StartConfigured is Start with config.json holding config ("" for none).
+func StartConfigured(t testing.TB, config string) string {
+	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
+	if config != "" {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l, err := paths.Resolve(home, "")
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,10 @@ type CLI struct {
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
+	History           HistoryCmd   `cmd:"" group:"History" help:"Show delivered messages and topic records in order."`
+	Search            SearchCmd    `cmd:"" group:"History" help:"Find delivered messages by the words in them."`
+	Purge             PurgeCmd     `cmd:"" group:"History" help:"Remove delivered messages and records from the history."`
+	Web               WebCmd       `cmd:"" group:"History" help:"Serve a live web view of the sessions, messages, topics and runs on 127.0.0.1."`
 	Config            ConfigCmd    `cmd:"" help:"Show the configuration in effect."`
 	Hold              HoldCmd      `cmd:"" hidden:"" help:"(internal) keep a session connected while a process lives."`
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
@@ -163,7 +167,7 @@ func hookArgs(args []string, c *CLI) bool {
 // fail after the ack).
 // Every other command's output is written at once when it ends
 // (kongrun.Output).
-var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true, "tool": true, "opencode": true}
+var streaming = map[string]bool{"attach": true, "ui": true, "mcp": true, "hold": true, "hook": true, "wait": true, "inbox": true, "tool": true, "opencode": true, "web": true}
 
 // hookLike reports whether the command runs as a harness hook.
 func hookLike(command string, c *CLI) bool {

@@ -30,6 +30,10 @@ type Config struct {
 	IdleExitMs    int64    `json:"idleExitMs"`
 	ForgetAfterMs int64    `json:"forgetAfterMs"`
 	Shortcut      string   `json:"shortcut"`
+	// History retention (internal/broker/history.go): how long and how
+	// many bytes of delivered messages and topic records are kept.
+	HistoryMaxAgeMs int64 `json:"historyMaxAgeMs"`
+	HistoryMaxBytes int64 `json:"historyMaxBytes"`
 }
 
 // Defaults returns the configuration used when config.json is absent.
@@ -42,6 +46,9 @@ func Defaults() Config {
 		IdleExitMs:    5000,
 		ForgetAfterMs: 600000,
 		Shortcut:      "alt+shift+m",
+		// 30 days and 512 MiB.
+		HistoryMaxAgeMs: 30 * 24 * 3600 * 1000,
+		HistoryMaxBytes: 512 << 20,
 	}
 }
 
@@ -60,6 +67,12 @@ func (c Config) IdleExit() time.Duration    { return time.Duration(c.IdleExitMs)
 // ForgetAfter is how long the broker keeps a disconnected session that never
 // held a message (0: forever).
 func (c Config) ForgetAfter() time.Duration { return time.Duration(c.ForgetAfterMs) * time.Millisecond }
+
+// HistoryMaxAge is how long delivered messages and topic records are kept
+// (0: none are).
+func (c Config) HistoryMaxAge() time.Duration {
+	return time.Duration(c.HistoryMaxAgeMs) * time.Millisecond
+}
 
 // ForHome is where a command works and how: the layout of home and socket
 // (paths.Resolve; a home chosen explicitly, by flag or INTERCOM_HOME, must
@@ -97,16 +110,25 @@ func Load(path string) (Config, []string, error) {
 }
 
 var known = map[string]func(json.RawMessage, *Config) error{
-	"confirmSend":   boolField(func(c *Config) *bool { return &c.ConfirmSend }),
-	"replyHint":     boolField(func(c *Config) *bool { return &c.ReplyHint }),
-	"askTimeoutMs":  msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, ""),
-	"sendTimeoutMs": msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, ""),
-	"listTimeoutMs": msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, ""),
-	"idleExitMs":    msField(func(c *Config) *int64 { return &c.IdleExitMs }, "run forever"),
-	"forgetAfterMs": msField(func(c *Config) *int64 { return &c.ForgetAfterMs }, "never forget"),
-	"status":        stringField(func(c *Config) *string { return &c.Status }, true),
-	"brokerCommand": stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
-	"shortcut":      stringField(func(c *Config) *string { return &c.Shortcut }, false),
+	"confirmSend":     boolField(func(c *Config) *bool { return &c.ConfirmSend }),
+	"replyHint":       boolField(func(c *Config) *bool { return &c.ReplyHint }),
+	"askTimeoutMs":    msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, ""),
+	"sendTimeoutMs":   msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, ""),
+	"listTimeoutMs":   msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, ""),
+	"idleExitMs":      msField(func(c *Config) *int64 { return &c.IdleExitMs }, "run forever"),
+	"forgetAfterMs":   msField(func(c *Config) *int64 { return &c.ForgetAfterMs }, "never forget"),
+	"status":          stringField(func(c *Config) *string { return &c.Status }, true),
+	"brokerCommand":   stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
+	"shortcut":        stringField(func(c *Config) *string { return &c.Shortcut }, false),
+	"historyMaxAgeMs": msField(func(c *Config) *int64 { return &c.HistoryMaxAgeMs }, "keep no history"),
+	"historyMaxBytes": func(raw json.RawMessage, c *Config) error {
+		var v int64
+		if err := strictUnmarshal(raw, &v); err != nil || v < 0 {
+			return errors.New("must be a whole number of bytes, 0 or more")
+		}
+		c.HistoryMaxBytes = v
+		return nil
+	},
 	"brokerArgs": func(raw json.RawMessage, c *Config) error {
 		var v []string
 		if err := strictUnmarshal(raw, &v); err != nil {

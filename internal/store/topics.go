@@ -83,7 +83,7 @@ func (t *Txn) TopicRecord(topic, sid string) (r TopicRecord, ok bool, err error)
 // PutTopicRecord stores r as sender sid's record on r.Topic, replacing the
 // one before.
 func (t *Txn) PutTopicRecord(sid string, r TopicRecord) error {
-	data, err := json.Marshal(r)
+	data, err := EncodeTopicRecord(r)
 	if err != nil {
 		return fmt.Errorf("encode topic record: %w", err)
 	}
@@ -219,3 +219,7 @@ func (t *Txn) DeleteTopicRef(ref TopicRef) (TopicRecord, bool, error) {
 	}
 	return r, true, t.Delete(ref.key())
 }
+
+// EncodeTopicRecord is a topic record's stored encoding (history keeps it
+// too).
+func EncodeTopicRecord(r TopicRecord) ([]byte, error) { return json.Marshal(r) }

@@ -1,0 +1,343 @@
+package broker
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// History (intercom history, search and web): an acknowledged message and
+// a published topic record are kept for the retention period of
+// config.json (historyMaxAgeMs, historyMaxBytes). Keeping is never on the
+// send path: the ack's (or publication's) transaction only copies the
+// value into the keeper's queue (stage), and the history writer commits
+// the queue later in its own lingering ops, like the trace writer. A
+// failure there loses history, never a message. A staged entry whose ack
+// then fails is kept anyway: the message is delivered again and kept
+// twice, and readers key messages by id.
+
+// historyChunk bounds the bytes of one history write (one transaction).
+const historyChunk = 1 << 20
+
+// historyTrimEvery: a size trim runs once this share of the cap was written.
+const historyTrimShare = 16
+
+type stagedEntry struct {
+	cursor uint64
+	kind   byte
+	data   []byte
+}
+
+// historyKeeper holds the retention settings and the entries waiting for
+// the history writer. Its zero value is ready; init runs once.
+type historyKeeper struct {
+	once     sync.Once
+	age      time.Duration
+	maxBytes int64
+	kick     chan struct{}
+
+	mu      sync.Mutex
+	last    uint64 // the newest cursor handed out
+	queue   []stagedEntry
+	written int64 // bytes kept since the last trim
+}
+
+// history returns the broker's keeper, reading the retention settings and
+// starting its writer on first use.
+func (b *Broker) history() *historyKeeper {
+	h := &b.hist
+	h.once.Do(func() {
+		cfg, _, err := config.Load(b.opts.Layout.ConfigFile())
+		if err != nil {
+			cfg = config.Defaults()
+		}
+		h.age, h.maxBytes, h.kick = cfg.HistoryMaxAge(), cfg.HistoryMaxBytes, make(chan struct{}, 1)
+		_ = b.st.View(func(txn *store.Txn) error {
+			h.last, _ = txn.LastHistoryCursor()
+			return nil
+		})
+		if h.age > 0 {
+			h.written = h.maxBytes // trim once at start
+			b.tasks.Go(func() { b.historyWriter(h) })
+		}
+	})
+	return h
+}
+
+// next hands out a cursor: the time in nanoseconds, strictly increasing.
+func (h *historyKeeper) nextLocked() uint64 {
+	h.last = max(uint64(time.Now().UnixNano()), h.last+1)
+	return h.last
+}
+
+// stageHistory queues a copy of the stored message at (about to be
+// deleted by an ack in txn) for the history writer.
+func (b *Broker) stageHistory(txn *store.Txn, at store.Slot) {
+	h := b.history()
+	if h.age <= 0 {
+		return
+	}
+	data, err := txn.MessageBytesAt(at)
+	if err != nil {
+		return
+	}
+	h.stage(store.HistoryMessage, data)
+}
+
+// stageRecordHistory queues a published topic record.
+func (b *Broker) stageRecordHistory(rec store.TopicRecord) {
+	if h := b.history(); h.age > 0 {
+		if data, err := store.EncodeTopicRecord(rec); err == nil {
+			h.stage(store.HistoryRecord, data)
+		}
+	}
+}
+
+func (h *historyKeeper) stage(kind byte, data []byte) {
+	h.mu.Lock()
+	h.queue = append(h.queue, stagedEntry{cursor: h.nextLocked(), kind: kind, data: data})
+	h.mu.Unlock()
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// historyWriter commits staged entries until the broker stops (writing
+// what is staged then), and trims the history to its size cap.
+func (b *Broker) historyWriter(h *historyKeeper) {
+	for stopping := false; ; {
+		select {
+		case <-h.kick:
+		case <-b.tasks.Done():
+			stopping = true
+		}
+		h.mu.Lock()
+		queue := h.queue
+		h.queue = nil
+		h.mu.Unlock()
+		for len(queue) > 0 {
+			n, size := 0, 0
+			for n < len(queue) && (n == 0 || size+len(queue[n].data) <= historyChunk) {
+				size += len(queue[n].data)
+				n++
+			}
+			chunk := queue[:n]
+			queue = queue[n:]
+			b.writeHistory(h, chunk, size)
+		}
+		if h.trimDue() {
+			b.trimHistory(h)
+		}
+		if stopping {
+			return
+		}
+	}
+}
+
+func (b *Broker) writeHistory(h *historyKeeper, chunk []stagedEntry, size int) {
+	done := make(chan struct{})
+	b.cmt.Submit(store.Op{
+		Apply: func(txn *store.Txn) error {
+			for _, e := range chunk {
+				if err := txn.PutHistory(e.cursor, e.kind, e.data, h.age); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		After: func(err error) {
+			if err != nil {
+				b.log.Debug("history not kept", "entries", len(chunk), "err", err)
+			}
+			close(done)
+		},
+		Size:   size,
+		Linger: true,
+	})
+	<-done
+	h.mu.Lock()
+	h.written += int64(size)
+	h.mu.Unlock()
+}
+
+func (h *historyKeeper) trimDue() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.maxBytes > 0 && h.written >= h.maxBytes/historyTrimShare
+}
+
+// trimHistory deletes the oldest entries while the history is over its
+// cap, down to 90% of it.
+func (b *Broker) trimHistory(h *historyKeeper) {
+	h.mu.Lock()
+	h.written = 0
+	h.mu.Unlock()
+	var cursors []string
+	var sizes []int64
+	var total int64
+	_ = b.st.View(func(txn *store.Txn) error {
+		txn.HistorySizes(func(c string, size int64) bool {
+			cursors, sizes = append(cursors, c), append(sizes, size)
+			total += size
+			return true
+		})
+		return nil
+	})
+	if total <= h.maxBytes {
+		return
+	}
+	var drop []string
+	for i := 0; i < len(cursors) && total > h.maxBytes*9/10; i++ {
+		drop = append(drop, cursors[i])
+		total -= sizes[i]
+	}
+	if err := b.deleteHistory(drop); err != nil {
+		b.log.Warn("trim history", "err", err)
+		return
+	}
+	b.log.Info("history trimmed to its size cap", "removed", len(drop), "max_bytes", h.maxBytes)
+}
+
+// deleteHistory removes entries, in chunks.
+func (b *Broker) deleteHistory(cursors []string) error {
+	for len(cursors) > 0 {
+		n := min(len(cursors), dropInboxChunk)
+		part := cursors[:n]
+		cursors = cursors[n:]
+		if err := b.cmt.Wait(func(txn *store.Txn) error {
+			for _, c := range part {
+				if err := txn.DeleteHistory(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// historyPage answers wire.SubjHistory.
+func (b *Broker) historyPage(req wire.HistoryRequest) (*wire.HistoryReply, error) {
+	b.history()
+	if _, err := store.ParseHistoryCursor(req.After); err != nil {
+		return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
+	}
+	limit := req.Limit
+	if limit <= 0 || limit > wire.MaxHistoryPage {
+		limit = wire.MaxHistoryPage
+	}
+	out := &wire.HistoryReply{Entries: []wire.HistoryEntry{}}
+	err := b.st.View(func(txn *store.Txn) error {
+		var err error
+		if out.Epoch, err = txn.HistoryEpoch(); err != nil {
+			return err
+		}
+		if err := txn.HistoryAfter("", func(c string, _ byte, _ []byte) bool { out.First = c; return false }); err != nil {
+			return err
+		}
+		return txn.HistoryAfter(req.After, func(c string, kind byte, data []byte) bool {
+			if len(out.Entries) == limit {
+				out.More = true
+				return false
+			}
+			if e, ok := historyEntry(c, kind, data); ok {
+				out.Entries = append(out.Entries, e)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return out, nil
+}
+
+// historyEntry decodes a kept value.
+func historyEntry(cursor string, kind byte, data []byte) (wire.HistoryEntry, bool) {
+	n, _ := store.ParseHistoryCursor(cursor)
+	e := wire.HistoryEntry{Cursor: cursor, At: time.Unix(0, int64(n)).UTC()}
+	switch kind {
+	case store.HistoryMessage:
+		var m wire.Message
+		if json.Unmarshal(data, &m) != nil {
+			return e, false
+		}
+		e.Kind, e.Message = wire.HistoryMessage, &m
+	case store.HistoryRecord:
+		var r wire.TopicRecord
+		if json.Unmarshal(data, &r) != nil {
+			return e, false
+		}
+		r.Declared = r.Ownership
+		e.Kind, e.Record = wire.HistoryRecord, &r
+	default:
+		return e, false
+	}
+	return e, true
+}
+
+// historyPurge answers wire.SubjHistoryPurge.
+func (b *Broker) historyPurge(req wire.HistoryPurgeRequest) (*wire.HistoryPurgeReply, error) {
+	n, err := b.purgeHistory(req.SessionID, req.Before)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &wire.HistoryPurgeReply{Removed: n}, nil
+}
+
+// forgetHistory removes what the history keeps of a forgotten session.
+func (b *Broker) forgetHistory(sid string) error {
+	_, err := b.purgeHistory(sid, time.Time{})
+	return err
+}
+
+// purgeHistory removes the entries involving sid ("" for every session)
+// kept before before (zero for all), and moves the epoch on so that every
+// index of the history is rebuilt.
+func (b *Broker) purgeHistory(sid string, before time.Time) (int, error) {
+	b.history()
+	var drop []string
+	err := b.st.View(func(txn *store.Txn) error {
+		return txn.HistoryAfter("", func(c string, kind byte, data []byte) bool {
+			e, ok := historyEntry(c, kind, data)
+			if !before.IsZero() && !e.At.Before(before) {
+				return false
+			}
+			if !ok || sid == "" || involves(e, sid) {
+				drop = append(drop, c)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := b.deleteHistory(drop); err != nil {
+		return 0, err
+	}
+	if len(drop) > 0 {
+		epoch := strconv.FormatInt(time.Now().UnixNano(), 10)
+		if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.SetHistoryEpoch(epoch) }); err != nil {
+			return 0, err
+		}
+		b.log.Info("history purged", "removed", len(drop), "session", sid)
+	}
+	return len(drop), nil
+}
+
+// involves reports whether session sid sent or received entry e.
+func involves(e wire.HistoryEntry, sid string) bool {
+	if e.Message != nil {
+		return e.Message.From.ID == sid || e.Message.To == sid
+	}
+	return e.Record != nil && e.Record.From.ID == sid
+}

@@ -1,0 +1,170 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Source is where the history comes from: the broker (an *intercom.Client).
+type Source interface {
+	HistoryPage(ctx context.Context, after string, limit int) (wire.HistoryReply, error)
+	List(ctx context.Context, o intercom.ListOptions) ([]wire.Session, error)
+}
+
+// maxSyncPages bounds one catch-up (a page is up to wire.MaxHistoryPage
+// entries).
+const maxSyncPages = 10000
+
+// Sync catches the index up with the broker's history and reports how many
+// entries it added.
+func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
+	names := map[string]string{}
+	if ss, err := src.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true}); err == nil {
+		for _, s := range ss {
+			names[s.ID] = s.Name
+		}
+	}
+	added := 0
+	for range maxSyncPages {
+		epoch, err := ix.meta(ctx, ix.db, "epoch")
+		if err != nil {
+			return added, err
+		}
+		cursor, err := ix.meta(ctx, ix.db, "cursor")
+		if err != nil {
+			return added, err
+		}
+		page, err := src.HistoryPage(ctx, cursor, 0)
+		if err != nil {
+			return added, fmt.Errorf("read history: %w", err)
+		}
+		n, err := ix.apply(ctx, epoch, cursor, page, names)
+		if err != nil {
+			return added, err
+		}
+		added += n
+		if !page.More {
+			return added, nil
+		}
+	}
+	return added, nil
+}
+
+// apply stores one page read after cursor under epoch, in one transaction;
+// a page of another epoch first empties the index (and adds nothing: the
+// next page starts again from the oldest entry).
+func (ix *Index) apply(ctx context.Context, epoch, cursor string, page wire.HistoryReply, names map[string]string) (int, error) {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	// Another process may have moved the index on meanwhile: then this page
+	// is stale, and the next round reads from where it got to.
+	if now, err := ix.meta(ctx, tx, "cursor"); err != nil || now != cursor {
+		return 0, err
+	}
+	if epoch != page.Epoch {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM entries`); err != nil {
+			return 0, err
+		}
+		if err := setMeta(ctx, tx, "epoch", page.Epoch); err != nil {
+			return 0, err
+		}
+		if err := setMeta(ctx, tx, "cursor", ""); err != nil {
+			return 0, err
+		}
+		return 0, tx.Commit()
+	}
+	// What the broker no longer keeps (age, size) leaves the index.
+	if page.First == "" {
+		_, err = tx.ExecContext(ctx, `DELETE FROM entries`)
+	} else {
+		_, err = tx.ExecContext(ctx, `DELETE FROM entries WHERE cursor < ?`, page.First)
+	}
+	if err != nil {
+		return 0, err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO entries(cursor, kind, ident, at, sent, from_id, from_name, to_id, to_name, thread, topic, reply_to, body, attach, names, doc)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(ident) DO NOTHING`)
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	added := 0
+	for _, e := range page.Entries {
+		r, ok := rowOf(e, names)
+		if !ok {
+			continue
+		}
+		res, err := ins.ExecContext(ctx, r.cursor, r.kind, r.ident, r.at, r.sent, r.fromID, r.fromName, r.toID, r.toName, r.thread, r.topic, r.replyTo, r.body, r.attach, r.names, r.doc)
+		if err != nil {
+			return 0, err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			added++
+		}
+		cursor = e.Cursor
+	}
+	if err := setMeta(ctx, tx, "cursor", cursor); err != nil {
+		return 0, err
+	}
+	return added, tx.Commit()
+}
+
+func setMeta(ctx context.Context, tx *sql.Tx, k, v string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta(k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v`, k, v)
+	return err
+}
+
+// row is one entry as the index stores it.
+type row struct {
+	cursor, kind, ident            string
+	at, sent                       int64
+	fromID, fromName, toID, toName string
+	thread, topic, replyTo         string
+	body, attach, names, doc       string
+}
+
+func rowOf(e wire.HistoryEntry, names map[string]string) (row, bool) {
+	r := row{cursor: e.Cursor, kind: e.Kind, at: e.At.UnixNano()}
+	switch {
+	case e.Message != nil:
+		m := e.Message
+		r.ident, r.sent = m.ID, m.SentAt.UnixNano()
+		r.fromID, r.fromName, r.toID = m.From.ID, m.From.Name, m.To
+		r.toName = names[m.To]
+		if r.toName == "" {
+			r.toName = m.To
+		}
+		r.thread, r.topic, r.replyTo, r.body = m.Thread, m.Topic, m.ReplyTo, m.Text
+		var att []string
+		for _, a := range m.Attachments {
+			att = append(att, a.Name, a.Path, a.Content)
+		}
+		r.attach = strings.Join(att, "\n")
+		r.names = strings.Join([]string{r.fromName, r.toName, m.Topic, m.Thread}, " ")
+	case e.Record != nil:
+		rec := e.Record
+		r.ident = fmt.Sprintf("record/%s/%d", rec.Topic, rec.Seq)
+		r.sent = rec.PublishedAt.UnixNano()
+		r.fromID, r.fromName, r.topic, r.body = rec.From.ID, rec.From.Name, rec.Topic, rec.Message
+		r.attach = rec.Resource
+		r.names = strings.Join([]string{rec.From.Name, rec.Topic, rec.Event, rec.Resource}, " ")
+	default:
+		return r, false
+	}
+	doc, err := json.Marshal(e)
+	if err != nil {
+		return r, false
+	}
+	r.doc = string(doc)
+	return r, true
+}
