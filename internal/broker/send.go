@@ -308,7 +308,11 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 			return nil, err
 		}
 		if !to.Connected {
-			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (disconnected); use `intercom send` to leave it a message", p.toRow.Target)
+			why := "disconnected"
+			if to.State == wire.StateUnreachable {
+				why = "unreachable: the link to " + to.Host + " is down"
+			}
+			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (%s); use `intercom send` to leave it a message", p.toRow.Target, why)
 		}
 		if !to.AcceptsAsks && !req.DeliverySet {
 			p.peerBusy = true
