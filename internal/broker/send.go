@@ -308,11 +308,7 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 			return nil, err
 		}
 		if !to.Connected {
-			why := "disconnected"
-			if to.State == wire.StateUnreachable {
-				why = "unreachable: the link to " + to.Host + " is down"
-			}
-			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (%s); use `intercom send` to leave it a message", p.toRow.Target, why)
+			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (disconnected); use `intercom send` to leave it a message", p.toRow.Target)
 		}
 		if !to.AcceptsAsks && !req.DeliverySet {
 			p.peerBusy = true

@@ -15,8 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Impairment is what a host's link does to the packets it carries, both
-// ways. A packet between two hosts meets both hosts' impairments.
+// Impairment is what a host's link does to the packets the host sends, as
+// `tc netem` on its interface would: set it on both hosts of a pair to
+// impair both ways.
 type Impairment struct {
 	Loss   float64       // probability a packet is dropped (0..1)
 	Delay  time.Duration // added to every packet
@@ -239,20 +240,18 @@ func (n *Net) route(from *Host, dst netip.Addr) (time.Duration, bool) {
 		n.stats.Cut++
 		return 0, false
 	}
-	var wait time.Duration
-	for _, imp := range []Impairment{from.imp, to.imp} {
-		if imp.Loss > 0 && n.rnd.Float64() < imp.Loss {
-			n.stats.Dropped++
-			return 0, false
-		}
-		wait += imp.Delay
-		if imp.Jitter > 0 {
-			wait += time.Duration(n.rnd.Int64N(int64(imp.Jitter)))
-		}
-		if imp.Reorder > 0 && n.rnd.Float64() < imp.Reorder {
-			wait += imp.Delay + imp.Jitter
-			n.stats.Reordered++
-		}
+	imp := from.imp
+	if imp.Loss > 0 && n.rnd.Float64() < imp.Loss {
+		n.stats.Dropped++
+		return 0, false
+	}
+	wait := imp.Delay
+	if imp.Jitter > 0 {
+		wait += time.Duration(n.rnd.Int64N(int64(imp.Jitter)))
+	}
+	if imp.Reorder > 0 && n.rnd.Float64() < imp.Reorder {
+		wait += imp.Delay + imp.Jitter
+		n.stats.Reordered++
 	}
 	return wait, true
 }

@@ -60,7 +60,7 @@ func dial(h *Host, addr string, timeout time.Duration) (net.Conn, error) {
 }
 
 // TestImpairedLinkCarriesTCPIntact: 256 KiB echoed across links that drop
-// 30% of packets, delay them 50 ms with 30 ms of jitter and reorder some
+// 30% of packets each way, delay them 50 ms with 30 ms of jitter and reorder some
 // arrive intact (TCP repairs it all); the switch did drop and reorder.
 func TestImpairedLinkCarriesTCPIntact(t *testing.T) {
 	n := newNet(t, 201)
@@ -87,7 +87,9 @@ func TestImpairedLinkCarriesTCPIntact(t *testing.T) {
 		t.Fatalf("dial over a clean link: %v", err)
 	}
 	defer c.Close()
-	a.Set(Impairment{Loss: 0.3, Delay: 50 * time.Millisecond, Jitter: 30 * time.Millisecond, Reorder: 0.1})
+	bad := Impairment{Loss: 0.3, Delay: 50 * time.Millisecond, Jitter: 30 * time.Millisecond, Reorder: 0.1}
+	a.Set(bad)
+	b.Set(bad)
 	want := make([]byte, 256<<10)
 	_, _ = rand.Read(want)
 	go func() { _, _ = c.Write(want) }()
