@@ -59,14 +59,8 @@ func inNetns(h *H, ns, bin string, args ...string) *Proc {
 // root, ip or a TUN device.
 func partNet(t *testing.T) (alpha, beta, gamma *partHost) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("partitions need root for network namespaces and TUN devices")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("partitions need iproute2 (ip netns)")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skipf("partitions need /dev/net/tun: %v", err)
+	if err := netimpair.Check(); err != nil {
+		t.Skipf("partitions: %v", err)
 	}
 	n := netnsN.Add(1)
 	sw := netimpair.New(int(n), fmt.Sprintf("%d%c", os.Getpid()%100000, 'a'+rune(n%26)))

@@ -72,6 +72,22 @@ func New(subnet int, tag string) *Net {
 	}
 }
 
+// Check says why this machine cannot make a switch: not root, no iproute2
+// or no /dev/net/tun; nil when it can (namespaces may still be refused:
+// AddHost says so).
+func Check() error {
+	if os.Geteuid() != 0 {
+		return errors.New("needs root for network namespaces and TUN devices")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return errors.New("needs iproute2 (ip netns)")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return fmt.Errorf("needs /dev/net/tun: %w", err)
+	}
+	return nil
+}
+
 // ip runs `ip args…`.
 func ip(args ...string) error {
 	out, err := exec.Command("ip", args...).CombinedOutput()

@@ -8,23 +8,16 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 )
 
-// newNet is a switch for one test, removed when it ends; it skips without
-// root, ip or /dev/net/tun.
-func newNet(t *testing.T, subnet int) *Net {
+// newPair is a switch with two hosts for one test, removed when it ends;
+// it skips when the machine cannot make one (Check).
+func newPair(t *testing.T, subnet int) (*Net, *Host, *Host) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("netimpair needs root (network namespaces, TUN devices)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("netimpair needs iproute2 (ip netns)")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skipf("netimpair needs /dev/net/tun: %v", err)
+	if err := Check(); err != nil {
+		t.Skip(err)
 	}
 	n := New(subnet, fmt.Sprint(os.Getpid()%100000))
 	t.Cleanup(func() {
@@ -32,11 +25,20 @@ func newNet(t *testing.T, subnet int) *Net {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return n
+	a, err := n.AddHost("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := n.AddHost("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, a, b
 }
 
-// listen opens a TCP listener on h's address, inside h.
-func listen(t *testing.T, h *Host) net.Listener {
+// serve opens a TCP listener on h's address, inside h, and hands each
+// connection to handle.
+func serve(t *testing.T, h *Host, handle func(net.Conn)) net.Listener {
 	t.Helper()
 	var ln net.Listener
 	if err := h.Do(func() (err error) {
@@ -46,6 +48,15 @@ func listen(t *testing.T, h *Host) net.Listener {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
 	return ln
 }
 
@@ -63,25 +74,8 @@ func dial(h *Host, addr string, timeout time.Duration) (net.Conn, error) {
 // 30% of packets each way, delay them 50 ms with 30 ms of jitter and reorder some
 // arrive intact (TCP repairs it all); the switch did drop and reorder.
 func TestImpairedLinkCarriesTCPIntact(t *testing.T) {
-	n := newNet(t, 201)
-	a, err := n.AddHost("a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := n.AddHost("b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t, a)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
+	n, a, b := newPair(t, 201)
+	ln := serve(t, a, func(c net.Conn) { defer c.Close(); _, _ = io.Copy(c, c) })
 	c, err := dial(b, ln.Addr().String(), 10*time.Second)
 	if err != nil {
 		t.Fatalf("dial over a clean link: %v", err)
@@ -111,27 +105,10 @@ func TestImpairedLinkCarriesTCPIntact(t *testing.T) {
 // TestCutLinkCarriesNothing: a cut host's connection attempts time out
 // (nothing refuses them: packets just stop), and work again once restored.
 func TestCutLinkCarriesNothing(t *testing.T) {
-	n := newNet(t, 202)
-	a, err := n.AddHost("a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := n.AddHost("b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t, a)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	n, a, b := newPair(t, 202)
+	ln := serve(t, a, func(c net.Conn) { c.Close() })
 	b.Cut(true)
-	_, err = dial(b, ln.Addr().String(), 2*time.Second)
+	_, err := dial(b, ln.Addr().String(), 2*time.Second)
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("dial across a cut: %v, want a timeout", err)
