@@ -444,7 +444,7 @@ func TestBridgeServeRefusesWrongPeerName(t *testing.T) {
 }
 
 // TestBridgeRevokedRefused: after `certs revoke beta`, a restarted serve
-// refuses beta; alpha shows beta's sessions disconnected and queues for
+// refuses beta; alpha shows beta's sessions unreachable and queues for
 // them; without the revocation list the same certificate links again and
 // the queued message arrives once.
 func TestBridgeRevokedRefused(t *testing.T) {
@@ -463,8 +463,8 @@ func TestBridgeRevokedRefused(t *testing.T) {
 	join := brgJoinRefused(t, p.B, addr, brgMat(p.certs, "beta", "alpha"))
 	brgAwaitLog(t, serve, 0, "link refused", `certificate of \"beta\" is revoked`)
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
-		return r["connected"] == false && r["state"] == wire.StateDisconnected
-	}, "b1@beta disconnected on alpha")
+		return r["connected"] == false && r["state"] == wire.StateUnreachable
+	}, "b1@beta unreachable on alpha")
 	r := brgSendQueued(t, p.A, "a1", "b1@beta", "after revocation")
 	brgAwaitLog(t, serve, len(serve.Stderr()), "link refused", "revoked") // still refused after the send
 	brgInOutbox(t, p.A, "beta", r.ID)
@@ -491,7 +491,7 @@ func TestBridgeRevokedRefused(t *testing.T) {
 }
 
 // TestBridgeLinkDropRestoreExactlyOnce: the joining bridge is killed; alpha
-// sees beta's sessions disconnected; 20 sends queue durably; when the
+// sees beta's sessions unreachable (listed, not gone); 20 sends queue durably; when the
 // bridge returns, exactly those 20 arrive, in order, once.
 func TestBridgeLinkDropRestoreExactlyOnce(t *testing.T) {
 	t.Parallel()
@@ -501,10 +501,11 @@ func TestBridgeLinkDropRestoreExactlyOnce(t *testing.T) {
 
 	p.join.Kill() // SIGKILL: no goodbye
 	brgAwaitRow(t, p.A, "b1@beta", func(r map[string]any) bool {
-		return r["connected"] == false && r["state"] == wire.StateDisconnected
-	}, "b1@beta disconnected on alpha")
-	if r := Row(p.A.Sessions("--scope", "all"), "b1@beta"); r != nil {
-		t.Fatalf("disconnected b1@beta listed without --all: %v", r)
+		return r["connected"] == false && r["state"] == wire.StateUnreachable
+	}, "b1@beta unreachable on alpha")
+	// Unreachable, not gone: listed without --all too (beta never said b1 left).
+	if r := Row(p.A.Sessions("--scope", "all"), "b1@beta"); r == nil || r["state"] != wire.StateUnreachable {
+		t.Fatalf("unreachable b1@beta in the default list: %v", r)
 	}
 	// An ask needs a live link.
 	res := p.A.Run("-s", "a1", "ask", "b1@beta", "there?")
@@ -557,9 +558,9 @@ func TestBridgeLocalBridgeKilledShowsLinkDown(t *testing.T) {
 	p := brgLinked(t)
 	p.join.Kill() // beta's own bridge
 	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool {
-		return r["connected"] == false && r["state"] == wire.StateDisconnected
-	}, "a1@alpha disconnected on beta after beta's bridge died")
-	// The row shown as disconnected is the broker's own verdict that the
+		return r["connected"] == false && r["state"] == wire.StateUnreachable
+	}, "a1@alpha unreachable on beta after beta's bridge died")
+	// The row shown as unreachable is the broker's own verdict that the
 	// link is down, the one that makes a send answer queued without
 	// waiting for the remote; how long the send took is reported only.
 	start := time.Now()
@@ -588,8 +589,8 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 
 	p.serve.Kill()
 	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool {
-		return r["connected"] == false && r["state"] == wire.StateDisconnected
-	}, "a1@alpha disconnected on beta")
+		return r["connected"] == false && r["state"] == wire.StateUnreachable
+	}, "a1@alpha unreachable on beta")
 	// The CLI proves the queued report elsewhere; here a Go client makes
 	// the stream long enough to be cut in the middle.
 	c := brgClient(t, p.B)

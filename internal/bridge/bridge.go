@@ -82,6 +82,18 @@ const (
 	hostSilent    = 3500 * time.Millisecond
 	linkTimeout   = 3 * time.Second
 	drainEvery    = 2 * time.Second
+
+	// The link's own connection: a handshake (TCP, TLS with client
+	// certificates, NATS CONNECT: about four round trips) must fit in
+	// linkConnect and its TLS part in linkHandshake even on a link with a
+	// 1.4 s round trip that loses 30% of packets (the partition test's bad
+	// link); a connection is stale after linkPingsOut pings unanswered
+	// linkPing apart, longer than TCP stalls on such a link. A host that
+	// goes silent is noticed by presence (hostSilent), not by these.
+	linkConnect   = 15 * time.Second
+	linkHandshake = 10 * time.Second
+	linkPing      = 3 * time.Second
+	linkPingsOut  = 4
 	crlEvery      = 2 * time.Second
 )
 

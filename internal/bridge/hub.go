@@ -41,11 +41,11 @@ func Serve(ctx context.Context, opts Options) error {
 		ServerName: "intercom-bridge-" + opts.Name, Host: host, Port: port,
 		// TLS first: the port says nothing in plaintext (no NATS INFO) before
 		// the handshake, and a peer without a certificate learns nothing.
-		TLS: true, TLSVerify: true, TLSConfig: opts.Link.ServerConfig(auth.allow), TLSTimeout: 2, TLSHandshakeFirst: true,
+		TLS: true, TLSVerify: true, TLSConfig: opts.Link.ServerConfig(auth.allow), TLSTimeout: linkHandshake.Seconds(), TLSHandshakeFirst: true,
 		NoSigs: true, NoSystemAccount: true,
 		MaxPayload: wire.MaxLinkPayload, MaxPending: pendingBytes, MaxSubs: subsPerConn,
 		MaxControlLine: 4096, WriteDeadline: writeDeadline,
-		PingInterval: 2 * time.Second, MaxPingsOut: 3,
+		PingInterval: linkPing, MaxPingsOut: linkPingsOut,
 		CustomClientAuthentication: auth,
 	}
 	srv, err := server.NewServer(sopts)

@@ -26,7 +26,7 @@ func Join(ctx context.Context, opts Options) error {
 		nats.Secure(opts.Link.ClientConfig(opts.ServerName, server.Store)),
 		nats.Name("intercom-bridge-" + opts.Name), nats.CustomInboxPrefix(inboxPrefix(opts.Name)),
 		nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond), nats.RetryOnFailedConnect(true),
-		nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2), nats.Timeout(5 * time.Second),
+		nats.PingInterval(linkPing), nats.MaxPingsOutstanding(linkPingsOut), nats.Timeout(linkConnect),
 		nats.IgnoreAuthErrorAbort(), // a refusal (revoked, too many connections) may be lifted
 		nats.ReconnectBufSize(-1),   // nothing is buffered while the link is down
 		nats.ConnectHandler(func(*nats.Conn) { st.setConnected(true, nil) }),

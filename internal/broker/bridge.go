@@ -34,6 +34,12 @@ const remoteWaitFor = 5 * time.Second
 // without a word.
 const remoteStaleAfter = 10 * time.Second
 
+// remoteForgetAfter: the sessions of a host whose link has been down this
+// long are no longer listed (the host stays known: its outbox, `intercom-bridge
+// status`, purge). Until then a cut host's sessions are listed unreachable,
+// and a session is gone only when its host says so.
+const remoteForgetAfter = 7 * 24 * time.Hour
+
 // bridgeReportFresh: a bridge whose last state report is older is shown as
 // not running by `intercom-bridge status`.
 const bridgeReportFresh = 5 * time.Second
@@ -43,12 +49,25 @@ type remoteHost struct {
 	linkUp   bool
 	sessions []wire.Session // as the remote broker reports them, validated
 	updated  time.Time
+	lastUp   time.Time  // the last report with the link up
 	stale    *taskTimer // fires when no report has come for remoteStaleAfter
 	lastErr  string     // the bridge's last trouble with this host
 }
 
 // up reports whether the link to the host is up, per a recent report.
 func (r *remoteHost) up() bool { return r.linkUp && time.Since(r.updated) < remoteStaleAfter }
+
+// shown is session s of the host as presence shows it: over a link that is
+// down, a connected session is unreachable and none accepts asks.
+func (r *remoteHost) shown(s wire.Session) wire.Session {
+	if !r.up() {
+		if s.Connected {
+			s.State = wire.StateUnreachable
+		}
+		s.Connected, s.AcceptsAsks = false, false
+	}
+	return s
+}
 
 // wakeSlot is where a topic wake-up is stored: the subscriber's inbox, or
 // the outbox of a remote subscriber's host.
@@ -115,14 +134,14 @@ func (t *routeTable) rows() []wire.Session {
 	defer t.mu.Unlock()
 	var out []wire.Session
 	for _, r := range t.hosts {
+		if !r.up() && time.Since(r.lastUp) > remoteForgetAfter {
+			continue
+		}
 		for _, s := range r.sessions {
-			row := s
+			row := r.shown(s)
 			row.ID, row.Name, row.Host = s.ID+"@"+r.host, s.Name+"@"+r.host, r.host
 			row.Target = s.Target + "@" + r.host
 			row.Self, row.Project = false, ""
-			if !r.up() {
-				row.Connected, row.State, row.AcceptsAsks = false, wire.StateDisconnected, false
-			}
 			out = append(out, row)
 		}
 	}
@@ -199,6 +218,9 @@ func (t *routeTable) update(req wire.BridgePresence, rows []wire.Session, max in
 		t.hosts[req.Host] = r
 	}
 	r.linkUp, r.updated, r.lastErr = req.LinkUp, time.Now(), req.Error
+	if req.LinkUp {
+		r.lastUp = r.updated
+	}
 	if !req.Keep && (req.LinkUp || req.Sessions != nil) {
 		r.sessions = rows
 		ptrs := make([]*wire.Session, len(r.sessions))
@@ -252,11 +274,8 @@ func (t *routeTable) resolve(name, host string) (target, error) {
 	}
 	if s, err := presence.Resolve(rows, name, ""); err == nil {
 		toID = s.ID + "@" + host
-		out.row = *s
+		out.row = r.shown(*s)
 		out.row.ID, out.row.Name, out.row.Target, out.row.Host = toID, s.Name+"@"+host, s.Target+"@"+host, host
-		if !out.up {
-			out.row.Connected, out.row.State = false, wire.StateDisconnected
-		}
 	} else if out.up {
 		return target{}, wire.Errorf(wire.CodeNotFound, "no session matches %q on %s", name, host)
 	}

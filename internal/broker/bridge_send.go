@@ -34,6 +34,9 @@ func (b *Broker) prepareRemoteSend(req wire.SendRequest, from session, name, hos
 		if err := b.asks.busy(req.From); err != nil {
 			return nil, err
 		}
+		if p.toRow.State == wire.StateUnreachable {
+			return nil, wire.Errorf(wire.CodePeerOffline, "%s is unreachable (the link to %s is down); use `intercom send` to leave it a message", p.toRow.Target, host)
+		}
 		if !p.toRow.Connected {
 			return nil, wire.Errorf(wire.CodePeerOffline, "%s is offline (or the bridge link is down); use `intercom send` to leave it a message", p.toRow.Target)
 		}

@@ -134,7 +134,7 @@ func (f listFilter) keeps(r *wire.Session) bool {
 		return r.ID == f.req.ID
 	case r.Self:
 		return true
-	case r.Ephemeral || (!r.Connected && !f.req.IncludeDisconnected):
+	case r.Ephemeral || (!r.Connected && r.State != wire.StateUnreachable && !f.req.IncludeDisconnected):
 		return false
 	}
 	return f.req.Scope != "project" || f.req.Project == "" || r.Project == f.req.Project || r.Host != ""

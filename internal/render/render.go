@@ -118,17 +118,29 @@ func row(w io.Writer, r wire.Session) {
 	if r.Self {
 		tags = append(tags, "self")
 	}
-	status := r.Status
-	if !r.Connected {
-		status = "disconnected"
-	}
-	tags = append(tags, status, "state:"+r.State,
+	tags = append(tags, ShownStatus(r), "state:"+r.State,
 		fmt.Sprintf("accepts_asks:%t", r.AcceptsAsks), fmt.Sprintf("pending_asks:%d", r.PendingAsks),
 		"last_intercom_activity:"+Ago(r.LastIntercomActivity), "last_seen:"+Ago(&r.LastSeen))
 	fmt.Fprintf(w, "• %s — %s%s [%s]\n", label, Line(Tildify(r.Cwd)), model, Line(strings.Join(tags, ", ")))
 }
 
+// ShownStatus is a row's status as a person reads it: "unreachable" for a
+// session of a bridged host whose link is down, "disconnected" for one not
+// connected, else what it reported.
+func ShownStatus(r wire.Session) string {
+	switch {
+	case r.State == wire.StateUnreachable:
+		return wire.StateUnreachable
+	case !r.Connected:
+		return wire.StateDisconnected
+	}
+	return r.Status
+}
+
 func Guidance(r wire.Session) string {
+	if r.State == wire.StateUnreachable {
+		return "unreachable: the link to its host is down; send waits in the outbox until the link heals; ask is refused (peer_offline)"
+	}
 	if !r.Connected {
 		return "offline: send stores the message in its inbox until it resumes; ask is refused (peer_offline)"
 	}

@@ -31,16 +31,18 @@ func SessionTable(w io.Writer, rows []wire.Session, o TableOptions) {
 	t := table.New().Border(lipgloss.HiddenBorder()).BorderTop(false).BorderBottom(false).
 		BorderLeft(false).BorderRight(false).BorderHeader(false).BorderColumn(false).Wrap(false).
 		Headers("NAME", "TARGET", "STATUS", "PROJECT", "ASKS", "LAST ACTIVITY")
-	var self, offline, busy bool
+	var self, offline, unreachable, busy bool
 	for _, r := range rows {
 		name := r.Name
 		if r.Self {
 			name, self = name+" *", true
 		}
-		status := r.Status
+		status := ShownStatus(r)
 		switch {
+		case r.State == wire.StateUnreachable:
+			unreachable = true
 		case !r.Connected:
-			status, offline = "disconnected", true
+			offline = true
 		case !r.AcceptsAsks:
 			busy = true
 		}
@@ -73,6 +75,9 @@ func SessionTable(w io.Writer, rows []wire.Session, o TableOptions) {
 	}
 	fmt.Fprintln(w)
 	notes := tableGuidance(offline, busy)
+	if unreachable {
+		notes = append(notes, "An unreachable session is on a bridged host whose link is down: what you send waits in the outbox until the link heals; ask is refused.")
+	}
 	if self {
 		notes = append([]string{"* this session: not a target; answer asks to it with pending/reply."}, notes...)
 	}

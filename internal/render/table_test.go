@@ -78,3 +78,22 @@ func TestSessionTableEmpty(t *testing.T) {
 }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
+
+// TestSessionTableUnreachable: a session of a cut host reads unreachable,
+// not disconnected, and the table says what that means once.
+func TestSessionTableUnreachable(t *testing.T) {
+	t.Parallel()
+	rows := []wire.Session{{ID: "dddddddd4444@beta", Name: "b1@beta", Target: "b1@beta", Status: "idle", State: wire.StateUnreachable, Host: "beta"}}
+	var b bytes.Buffer
+	SessionTable(&b, rows, TableOptions{})
+	out := b.String()
+	if !strings.Contains(strings.Split(out, "\n")[1], "unreachable") || strings.Contains(out, "disconnected") {
+		t.Fatalf("table of a cut host's session:\n%s", out)
+	}
+	if n := strings.Count(out, "link is down"); n != 1 {
+		t.Fatalf("the unreachable note %d times, want 1:\n%s", n, out)
+	}
+	if got := ShownStatus(rows[0]); got != "unreachable" {
+		t.Fatalf("ShownStatus = %q, want unreachable", got)
+	}
+}

@@ -157,10 +157,7 @@ func (m *Model) sessionsBody(h int) []string {
 	start := max(0, m.sel-rows+1)
 	for i := start; i < len(m.sessions) && len(out) < h; i++ {
 		s := m.sessions[i]
-		status := s.Status
-		if !s.Connected {
-			status = "disconnected"
-		}
+		status := render.ShownStatus(s)
 		mark := " "
 		if i == m.sel {
 			mark = "▸"

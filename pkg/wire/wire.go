@@ -51,6 +51,11 @@ const (
 	StateBusy         = "busy"
 	StateUnknown      = "unknown"
 	StateDisconnected = "disconnected"
+	// StateUnreachable: a session of a bridged host whose link is down (cut,
+	// silent, its bridge dead), connected when last heard of. It is not
+	// connected (asks are refused, sends wait in the outbox) and not gone:
+	// the host has not said it left.
+	StateUnreachable = "unreachable"
 )
 
 // Session is one row of presence.
