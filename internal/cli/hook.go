@@ -114,7 +114,7 @@ func (h *HookCmd) run(e *env) error {
 		return func(text string) error {
 			out := hooks.ContextOutput(h.Event, text) // the harness's own event name
 			if block {
-				out = hooks.BlockOutput(text)
+				out = hooks.StopOutput(h.Harness, text)
 			}
 			_, err := e.stdout.Write(out)
 			return err
