@@ -60,8 +60,23 @@ func (a *mxAgent) await(t *testing.T, i int) {
 		a.end()
 	}
 	if a.m.Answered(i) == nil {
-		t.Fatalf("%s ended before its scripted turn %d\n%s", a.name, i, a.m.Dump())
+		t.Fatalf("%s ended before its scripted turn %d; requests the script did not answer:\n%s\nall requests:\n%s", a.name, i, a.unscripted(), a.m.Dump())
 	}
+}
+
+// unscripted lists a's requests that got the stand-in's default answer,
+// each with the end of what it carried (a tool's result, a hook's text):
+// what made the harness ask the model more than the script planned.
+func (a *mxAgent) unscripted() string {
+	var b strings.Builder
+	for _, r := range a.m.Main() {
+		if r.Answered >= 0 {
+			continue
+		}
+		text := r.Text()
+		fmt.Fprintf(&b, "- request %d ends: %q\n", r.N, text[max(0, len(text)-400):])
+	}
+	return b.String()
 }
 
 // deliveries is how many times a's model was newly shown s (a request
