@@ -199,6 +199,23 @@ func TestHooksLongMessageWholeInParts(t *testing.T) {
 	}
 }
 
+// stopContinues is the text a Claude Code Stop answer continues the turn
+// with: its Stop additionalContext, never a block (whose reason Claude
+// Code 2.1.33x shows the model twice); "" when the agent may stop.
+func stopContinues(t *testing.T, out hookOut) string {
+	t.Helper()
+	if out.Decision != "" {
+		t.Fatalf("Claude Code Stop answered decision %q, want Stop additionalContext", out.Decision)
+	}
+	if out.HookSpecificOutput == nil {
+		return ""
+	}
+	if out.HookSpecificOutput.HookEventName != "Stop" {
+		t.Fatalf("Stop answered for hookEventName %q", out.HookSpecificOutput.HookEventName)
+	}
+	return out.HookSpecificOutput.AdditionalContext
+}
+
 func TestHooksStopBlocksWithMessages(t *testing.T) {
 	t.Parallel()
 	h := newH(t)
@@ -206,7 +223,7 @@ func TestHooksStopBlocksWithMessages(t *testing.T) {
 	a.Hook("claude", "SessionStart", claudeInput("SessionStart", nil))
 	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
 	// Nothing waiting: Stop lets the agent stop and reports idle.
-	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); stopContinues(t, out) != "" {
 		t.Fatalf("Stop with no messages: %s", r.Stdout)
 	}
 	// A queued message is held while busy and released by Stop (idle).
@@ -216,22 +233,22 @@ func TestHooksStopBlocksWithMessages(t *testing.T) {
 		t.Fatalf("queued message delivered while busy: %s", r.Stdout)
 	}
 	out, _ := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
-	if out.Decision != "block" || !strings.Contains(out.Reason, "after you finish") {
-		t.Fatalf("Stop: %+v, want block with the queued message", out)
+	if !strings.Contains(stopContinues(t, out), "after you finish") {
+		t.Fatalf("Stop: %+v, want the turn continued with the queued message", out)
 	}
 	// stop_hook_active: never block twice in a row.
 	h.OK("send", sid, "one more")
-	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})); out.Decision != "" {
-		t.Fatalf("Stop with stop_hook_active blocked: %s", r.Stdout)
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": true})); stopContinues(t, out) != "" {
+		t.Fatalf("Stop with stop_hook_active continued the turn: %s", r.Stdout)
 	}
 	out, _ = a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false}))
-	if out.Decision != "block" || !strings.Contains(out.Reason, "one more") {
-		t.Fatalf("Stop: %+v, want block with 'one more'", out)
+	if !strings.Contains(stopContinues(t, out), "one more") {
+		t.Fatalf("Stop: %+v, want the turn continued with 'one more'", out)
 	}
 	// Passive messages never wake: Stop does not block for them.
 	h.OK("send", sid, "--delivery", "passive", "fyi only")
-	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); out.Decision != "" {
-		t.Fatalf("passive message blocked Stop: %s", r.Stdout)
+	if out, r := a.Hook("claude", "Stop", claudeInput("Stop", map[string]any{"stop_hook_active": false})); stopContinues(t, out) != "" {
+		t.Fatalf("passive message continued the turn at Stop: %s", r.Stdout)
 	}
 }
 

@@ -51,6 +51,45 @@ func TestClaudeIdleAgentWoken(t *testing.T) {
 	}
 }
 
+// A message that waits when a turn ends reaches Claude Code's model once:
+// the Stop hook continues the turn with it as Stop additionalContext (a
+// block reason 2.1.332 shows the model twice). In a one-shot `claude -p`
+// no rewake wait runs, so the Stop hook is what delivers it. Both on the
+// current release and on the oldest supported one.
+func TestClaudeStopContinuesOnce(t *testing.T) {
+	for _, v := range []struct{ name, bin string }{{claudePin.Version, claudeBin}, {claudeOldestPin.Version, claudeOldestBin}} {
+		t.Run(v.name, func(t *testing.T) {
+			w, peer := claudeWorld(t)
+			w.ClaudeBin = v.bin
+			dir := w.Project("stop")
+			msg := marker("AT-STOP")
+			m := NewAnthropic(t)
+			m.Script(
+				Turn{Calls: []Call{Bash("echo working")}},
+				Turn{Before: func(*Request) { // after the last tool boundary, before Stop
+					rows, err := w.listSessions()
+					if here := inDir(rows, dir); err == nil && len(here) == 1 {
+						peer.Send(here[0].ID, msg)
+					} else {
+						t.Errorf("the agent's session in %s: %v (%d found)", dir, err, len(here))
+					}
+				}, Text: "finished"},
+				Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), msg) }, Text: "handled"},
+			)
+			c := w.RunClaudeOnce("claude", dir, m, "do the work")
+			noHookFailed(t, c)
+			cont := m.Answered(2)
+			if cont == nil {
+				t.Fatalf("the turn was not continued with the message\n%s", m.Dump())
+			}
+			if !strings.Contains(lastUserText(cont), "Stop hook additional context") {
+				t.Errorf("the message came otherwise than as the Stop hook's additionalContext: %.600q", lastUserText(cont))
+			}
+			seenOnce(t, m, msg, "message that waited at Stop")
+		})
+	}
+}
+
 // A one-shot `claude -p PROMPT` (scripts, CI) runs its turn with the hooks
 // and ends; nothing intercom started for it (a rewake wait, the session
 // holder) outlives it.

@@ -39,7 +39,10 @@ type session interface {
 
 var claudeKind = kind{
 	name: "claude", install: (*World).InstallClaude, newModel: NewAnthropic,
-	mcp: ClaudeIntercom, shell: Bash, stopMark: "Stop hook feedback",
+	// Stop continues the turn with "Stop hook additional context: …"; the
+	// asyncRewake wait, when it takes the message first, wakes it with
+	// "Stop hook feedback" and "Stop hook blocking error from command …".
+	mcp: ClaudeIntercom, shell: Bash, stopMark: "Stop hook ",
 	start: func(t *testing.T, w *World, dir string, m *Model, env ...string) session {
 		return claudeSession{w.StartClaude("claude", dir, m, env...)}
 	},

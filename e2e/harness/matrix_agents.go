@@ -60,52 +60,38 @@ func (a *mxAgent) await(t *testing.T, i int) {
 		a.end()
 	}
 	if a.m.Answered(i) == nil {
-		t.Fatalf("%s ended before its scripted turn %d\n%s", a.name, i, a.m.Dump())
+		t.Fatalf("%s ended before its scripted turn %d; requests the script did not answer:\n%s\nall requests:\n%s", a.name, i, a.unscripted(), a.m.Dump())
 	}
+}
+
+// unscripted lists a's requests that got the stand-in's default answer,
+// each with the end of what it carried (a tool's result, a hook's text):
+// what made the harness ask the model more than the script planned.
+func (a *mxAgent) unscripted() string {
+	var b strings.Builder
+	for _, r := range a.m.Main() {
+		if r.Answered >= 0 {
+			continue
+		}
+		text := r.Text()
+		fmt.Fprintf(&b, "- request %d ends: %q\n", r.N, text[max(0, len(text)-400):])
+	}
+	return b.String()
 }
 
 // deliveries is how many times a's model was newly shown s (a request
 // holding it after one that did not), most the most times one request
 // held it, and kept whether its latest request still holds it.
-func (a *mxAgent) deliveries(s string) (n, most int, kept, echoed bool) {
+func (a *mxAgent) deliveries(s string) (n, most int, kept bool) {
 	prev := 0
 	for _, r := range a.m.Main() {
 		c := r.Count(s)
-		if e := stopEchoes(r, s); e > 0 {
-			c, echoed = c-e, true
-		}
 		if c > 0 && prev == 0 {
 			n++
 		}
 		most, prev = max(most, c), c
 	}
-	return n, most, prev > 0, echoed
-}
-
-// stopEchoes counts the copies of s that Claude Code (2.1.332, in
-// stream-json mode) adds when a Stop hook blocks: besides its note "Stop
-// hook blocking error from command …: <reason>" it puts the same reason in
-// a user message "Stop hook feedback:\n<reason>". That is one hook answer,
-// from one delivery by intercom, shown twice by the harness; the matrix
-// counts it once and marks the cell (echoMark).
-func stopEchoes(r *Request, s string) int {
-	msgs, _ := r.JSON["messages"].([]any)
-	feedback, blocking := 0, 0
-	for _, m := range msgs {
-		var b strings.Builder
-		writeStrings(&b, m)
-		text := b.String()
-		if !strings.Contains(text, s) {
-			continue
-		}
-		switch {
-		case strings.Contains(text, "Stop hook feedback:\n"):
-			feedback += strings.Count(text, s)
-		case strings.Contains(text, "Stop hook blocking error from command"):
-			blocking += strings.Count(text, s)
-		}
-	}
-	return min(feedback, blocking)
+	return n, most, prev > 0
 }
 
 // awaitShown waits (without failing) until a's model was shown every
@@ -116,7 +102,7 @@ func (a *mxAgent) awaitShown(all []string, timeout time.Duration) {
 		ch := a.m.Changed()
 		ok := true
 		for _, s := range all {
-			n, _, _, _ := a.deliveries(s)
+			n, _, _ := a.deliveries(s)
 			ok = ok && n > 0
 		}
 		if ok {
@@ -133,17 +119,11 @@ func (a *mxAgent) awaitShown(all []string, timeout time.Duration) {
 // no longer holds (Gemini CLI's hook context is for the turn that got it).
 const notKept = "ok¹"
 
-// echoMark marks a message handed over once in a Stop hook's block, which
-// Claude Code showed twice in one request (stopEchoes).
-const echoMark = "ok²"
-
 // once is "ok" when a's model was shown s exactly once (never twice in
 // one request, never again later), else what it saw.
 func (a *mxAgent) once(s string) (string, bool) {
-	n, most, kept, echoed := a.deliveries(s)
+	n, most, kept := a.deliveries(s)
 	switch {
-	case n == 1 && most == 1 && echoed:
-		return echoMark, true
 	case n == 1 && most == 1 && kept:
 		return "ok", true
 	case n == 1 && most == 1:

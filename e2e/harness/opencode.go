@@ -91,6 +91,11 @@ func (w *World) RunOpenCodeEnv(name, dir string, model *Model, prompt string, en
 
 var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 
+// serveStartTimeout bounds `opencode serve` starting up: a 185 MB Bun
+// binary that took over three minutes to print its first line on a
+// machine with a load average of 30-70.
+const serveStartTimeout = 10 * time.Minute
+
 // ServeOpenCode starts `opencode serve --hostname 127.0.0.1 --port N` in
 // dir on a free port N (OpenCode reads --port 0 as its default, 4096) and
 // waits for its "listening" line.
@@ -104,7 +109,7 @@ func (w *World) ServeOpenCode(name, dir string, model *Model) *OpenCode {
 	_ = l.Close()
 	a := w.startAgent(name, dir, model, w.openCodeEnv(dir), false, openCodeBin(w.t), "serve", "--hostname", "127.0.0.1", "--port", port)
 	oc := &OpenCode{Agent: a, w: w}
-	Await(w.t, turnTimeout, func() bool {
+	Await(w.t, serveStartTimeout, func() bool {
 		if m := listening.FindStringSubmatch(a.Log()); m != nil {
 			oc.URL = m[1]
 			return true

@@ -33,8 +33,10 @@ under the names BeforeAgent, AfterTool and AfterAgent):
   SessionStart      join (register or resume) the agent's session, report idle
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
-  Stop              report idle; if messages wait, {"decision":"block","reason":…};
-                    with --hold DUR and none waiting, wait up to DUR for one
+  Stop              report idle; if messages wait, continue the turn with them
+                    (claude: Stop additionalContext; codex, gemini:
+                    {"decision":"block","reason":…}); with --hold DUR and
+                    none waiting, wait up to DUR for one
 The hooks, the MCP server and the agent's shell commands act as one session
 (see 'Agents' in docs/agents.md). An answer carries at most about 9,000
 characters of whole messages; the rest waits for the next boundary, and a
@@ -114,7 +116,7 @@ func (h *HookCmd) run(e *env) error {
 		return func(text string) error {
 			out := hooks.ContextOutput(h.Event, text) // the harness's own event name
 			if block {
-				out = hooks.BlockOutput(text)
+				out = hooks.StopOutput(h.Harness, text)
 			}
 			_, err := e.stdout.Write(out)
 			return err

@@ -115,6 +115,20 @@ func BlockOutput(reason string) []byte {
 	return append(out, '\n')
 }
 
+// StopOutput is harness's Stop answer that keeps the agent working on
+// text, shown to its model once. Claude Code gets it as Stop
+// additionalContext ("non-error feedback delivered to the model; the
+// conversation continues so the model can act on it", in 2.1.197 as in
+// 2.1.332): a block reason it shows twice since 2.1.33x, as "Stop hook
+// feedback" and as a blocking-error note. Codex and Gemini CLI (AfterAgent)
+// get the block.
+func StopOutput(harness, text string) []byte {
+	if harness == "claude" {
+		return ContextOutput(Stop, text)
+	}
+	return BlockOutput(text)
+}
+
 // Empty is the answer with nothing to say. Gemini CLI shows a hook's
 // stderr to the user when its stdout is empty, so a hook always answers.
 var Empty = []byte("{}\n")

@@ -54,9 +54,18 @@ func readRecord(path string) (codexRecord, []byte, error) {
 	return r, data, nil
 }
 
+// CodexToolTimeoutSec is the tool_timeout_sec install gives the intercom
+// MCP server. Codex stops waiting for a tool call after 60 s by default
+// ("tool_timeout_sec limits how long individual tool calls may run
+// (default: 60 seconds)"), sooner than an ask waits for its reply
+// (askTimeoutMs, 120 s by default): the reply would come after Codex gave
+// up and never reach the model. intercom's tool bounds its own waits.
+const CodexToolTimeoutSec = 600
+
 // mcpServer is the [mcp_servers.intercom] install writes.
 func (t Target) mcpServer() map[string]any {
-	return map[string]any{"command": t.Command, "args": []any{"mcp", "--harness", "codex"}, "env_vars": anySlice(CodexEnvVars)}
+	return map[string]any{"command": t.Command, "args": []any{"mcp", "--harness", "codex"}, "env_vars": anySlice(CodexEnvVars),
+		"tool_timeout_sec": int64(CodexToolTimeoutSec)}
 }
 
 func anySlice(s []string) []any {
@@ -73,13 +82,13 @@ func tomlValue(v any) string {
 }
 
 func (t Target) mcpTable() string {
-	return fmt.Sprintf("[mcp_servers.intercom]\ncommand = %s\nargs = %s\nenv_vars = %s\n",
-		tomlValue(t.Command), tomlValue([]string{"mcp", "--harness", "codex"}), tomlValue(CodexEnvVars))
+	return fmt.Sprintf("[mcp_servers.intercom]\ncommand = %s\nargs = %s\nenv_vars = %s\ntool_timeout_sec = %d\n",
+		tomlValue(t.Command), tomlValue([]string{"mcp", "--harness", "codex"}), tomlValue(CodexEnvVars), CodexToolTimeoutSec)
 }
 
 func (t Target) mcpInline() string {
-	return fmt.Sprintf("{ command = %s, args = %s, env_vars = %s }",
-		tomlValue(t.Command), tomlValue([]string{"mcp", "--harness", "codex"}), tomlValue(CodexEnvVars))
+	return fmt.Sprintf("{ command = %s, args = %s, env_vars = %s, tool_timeout_sec = %d }",
+		tomlValue(t.Command), tomlValue([]string{"mcp", "--harness", "codex"}), tomlValue(CodexEnvVars), CodexToolTimeoutSec)
 }
 
 // Legacy marker block of earlier installs (removed on install and uninstall).

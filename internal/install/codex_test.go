@@ -50,6 +50,10 @@ func roundTrip(t *testing.T, before, want string) string {
 	if srv["command"] != codexT.Command || strings.Join(toStrings(srv["args"]), " ") != "mcp --harness codex" || !strings.Contains(strings.Join(toStrings(srv["env_vars"]), " "), "INTERCOM_HOME") {
 		t.Fatalf("mcp server %v:\n%s", srv, installed)
 	}
+	// Codex waits for the tool as long as an ask waits for its reply.
+	if srv["tool_timeout_sec"] != int64(CodexToolTimeoutSec) {
+		t.Fatalf("mcp server tool_timeout_sec %v, want %d:\n%s", srv["tool_timeout_sec"], CodexToolTimeoutSec, installed)
+	}
 	if strings.Count(string(installed), "[features]")+strings.Count(string(installed), "features =") > 1 {
 		t.Fatalf("features defined twice:\n%s", installed)
 	}
