@@ -104,3 +104,38 @@ func TestComposeLongMessageInParts(t *testing.T) {
 		t.Fatalf("after a vanished part delivery: ack %v", b.Ack)
 	}
 }
+
+// TestPick: the one choice of what a hand-over carries.
+func TestPick(t *testing.T) {
+	steer := func(id string) wire.Message { return wire.Message{ID: id, Delivery: wire.DeliverySteer} }
+	passive := func(id string) wire.Message { return wire.Message{ID: id, Delivery: wire.DeliveryPassive} }
+	waiting := []wire.Message{steer("a"), passive("p"), steer("b"), passive("q")}
+	inFlight := func(id string) *Progress { return &Progress{ID: id, Next: 1, Parts: 3} }
+	for _, tc := range []struct {
+		name     string
+		recorded *Progress
+		o        DeliverOptions
+		want     string // ids, in order
+		prog     bool
+	}{
+		{"all, oldest first", nil, DeliverOptions{}, "a p b q", false},
+		{"wake only leaves passive", nil, DeliverOptions{WakeOnly: true}, "a b", false},
+		{"the message in flight goes first", inFlight("b"), DeliverOptions{}, "b a p q", true},
+		{"a passive one in flight goes on even when waking only", inFlight("q"), DeliverOptions{WakeOnly: true}, "q a b", true},
+		{"continue only: nothing but the message in flight", inFlight("p"), DeliverOptions{WakeOnly: true, ContinueOnly: true}, "p", true},
+		{"in flight but gone: the rest", inFlight("gone"), DeliverOptions{WakeOnly: true}, "a b", false},
+		{"continue only, gone: nothing", inFlight("gone"), DeliverOptions{ContinueOnly: true}, "", false},
+	} {
+		msgs, prog := pick(waiting, tc.recorded, tc.o)
+		var ids []string
+		for _, m := range msgs {
+			ids = append(ids, m.ID)
+		}
+		if got := strings.Join(ids, " "); got != tc.want || (prog != nil) != tc.prog {
+			t.Errorf("%s: picked %q, in flight %v; want %q, %v", tc.name, got, prog != nil, tc.want, tc.prog)
+		}
+	}
+	if waiting[2].ID != "b" {
+		t.Fatal("pick changed the waiting messages")
+	}
+}

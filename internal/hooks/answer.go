@@ -63,7 +63,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // hook is a call in progress: the agent's session joined, its messages
 // handed over by agentsession.Deliver, each answer written to out.
 type hook struct {
-	ctx     context.Context
 	call    Call
 	c       *intercom.Client
 	store   agentsession.Store
@@ -100,32 +99,32 @@ func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h := &hook{ctx: ctx, call: call, c: c, store: store, session: b.Session, out: out,
+	h := &hook{call: call, c: c, store: store, session: b.Session, out: out,
 		opts: agentsession.DeliverOptions{
 			Render: func(m wire.Message) string { return render.ForAgent(m, env.ReplyHint) },
 			Limit:  MaxContext,
 		}}
 	switch event {
 	case SessionStart:
-		return h.sessionStart(agentsession.Intro(b))
+		return h.sessionStart(ctx, agentsession.Intro(b))
 	case UserPromptSubmit:
-		h.state("thinking")
-		return h.deliverContext()
+		h.state(ctx, "thinking")
+		return h.deliverContext(ctx)
 	case PostToolUse:
 		tool := strings.ReplaceAll(in.ToolName, " ", "_")
 		if tool == "" {
 			tool = "unknown"
 		}
-		h.state("tool:" + tool)
-		return h.deliverContext()
+		h.state(ctx, "tool:"+tool)
+		return h.deliverContext(ctx)
 	case Stop:
-		return h.stop(in.StopHookActive)
+		return h.stop(ctx, in.StopHookActive)
 	}
 	return nil
 }
 
 // state reports the agent's state; a failure only costs the report.
-func (h *hook) state(s string) { _, _ = h.c.SetState(h.ctx, h.session, s, nil) }
+func (h *hook) state(ctx context.Context, s string) { _, _ = h.c.SetState(ctx, h.session, s, nil) }
 
 // context writes an answer that adds text to the model's context, under
 // the harness's own name of the event.
@@ -135,17 +134,17 @@ func (h *hook) context(text string) error {
 }
 
 // deliverContext hands the waiting messages over as context.
-func (h *hook) deliverContext() error {
-	_, err := h.store.Deliver(h.ctx, h.c, h.session, h.opts, h.context)
+func (h *hook) deliverContext(ctx context.Context) error {
+	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, h.context)
 	return err
 }
 
 // sessionStart reports idle and tells the model intro, with the messages
 // that wait, if any, in the same answer.
-func (h *hook) sessionStart(intro string) error {
-	h.state("idle")
+func (h *hook) sessionStart(ctx context.Context, intro string) error {
+	h.state(ctx, "idle")
 	wrote := false
-	_, err := h.store.Deliver(h.ctx, h.c, h.session, h.opts, func(text string) error {
+	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, func(text string) error {
 		wrote = true
 		return h.context(intro + "\n\n" + text)
 	})
@@ -161,8 +160,8 @@ func (h *hook) sessionStart(intro string) error {
 // of a message already being delivered in parts may continue it: a bounded
 // number of times. With Hold and nothing waking, it waits for a waking
 // message up to Hold.
-func (h *hook) stop(active bool) error {
-	h.state("idle")
+func (h *hook) stop(ctx context.Context, active bool) error {
+	h.state(ctx, "idle")
 	opts := h.opts
 	opts.WakeOnly, opts.ContinueOnly = true, active
 	blocked := false
@@ -171,12 +170,12 @@ func (h *hook) stop(active bool) error {
 		_, err := h.out.Write(BlockOutput(text))
 		return err
 	}
-	_, err := h.store.Deliver(h.ctx, h.c, h.session, opts, block)
+	_, err := h.store.Deliver(ctx, h.c, h.session, opts, block)
 	if err == nil && !blocked && h.call.Hold > 0 && !active {
-		err = h.holdForWake(opts, block, func() bool { return blocked })
+		err = h.holdForWake(ctx, opts, block, func() bool { return blocked })
 	}
 	if blocked {
-		h.state("thinking")
+		h.state(ctx, "thinking")
 	}
 	return err
 }
@@ -184,14 +183,14 @@ func (h *hook) stop(active bool) error {
 // holdForWake waits up to Hold for a waking message and hands it to block
 // (which sets what blocked reports); it returns with nothing when Hold
 // passes.
-func (h *hook) holdForWake(opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
+func (h *hook) holdForWake(ctx context.Context, opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
 	deadline := time.Now().Add(h.call.Hold)
 	for left := h.call.Hold; left > 0 && !blocked(); left = time.Until(deadline) {
-		res, err := h.c.WaitInbox(h.ctx, h.session, left, true)
+		res, err := h.c.WaitInbox(ctx, h.session, left, true)
 		if err != nil || !res.Ready {
 			return err
 		}
-		if _, err := h.store.Deliver(h.ctx, h.c, h.session, opts, block); err != nil {
+		if _, err := h.store.Deliver(ctx, h.c, h.session, opts, block); err != nil {
 			return err
 		}
 	}
