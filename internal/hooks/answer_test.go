@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/brokertest"
@@ -53,9 +54,16 @@ func (a *agent) send(text, delivery string) {
 
 // hook runs one hook call with stdin and returns its stdout and stderr.
 func (a *agent) hook(harness, event, stdin string) (string, string) {
+	return a.hookHolding(harness, event, stdin, 0)
+}
+
+// hookHolding is hook with --hold.
+func (a *agent) hookHolding(harness, event, stdin string, hold time.Duration) (string, string) {
 	var out, errb bytes.Buffer
-	Run(context.Background(), Call{Harness: harness, Event: event}, Env{
-		Connect: func(bool) (*intercom.Client, error) { return brokertest.Connect(a.t, a.home), nil },
+	Run(context.Background(), Call{Harness: harness, Event: event, Hold: hold}, Env{
+		Connect: func(bool) (*intercom.Client, error) { // the hook closes it
+			return intercom.Connect(context.Background(), intercom.Options{Home: a.home, NoSpawn: true})
+		},
 		Stdin:   strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 	})
 	return out.String(), errb.String()
@@ -140,5 +148,26 @@ func TestRunNeverFailsAndGeminiAlwaysAnswers(t *testing.T) {
 		if out != tc.out || !strings.Contains(errs, tc.err) || (tc.err == "" && errs != "") || strings.Count(errs, "\n") > 1 {
 			t.Errorf("%s %s %q: stdout %q, stderr %q; want %q and one line about %q", tc.harness, tc.event, tc.stdin, out, errs, tc.out, tc.err)
 		}
+	}
+}
+
+func TestRunStopHoldsForAWakingMessage(t *testing.T) {
+	a := newAgent(t, "gemini", "g2")
+	stop := `{"session_id":"g2","hook_event_name":"AfterAgent"}`
+	// Nothing comes: the hold ends with the empty answer.
+	if out, errs := a.hookHolding("gemini", "AfterAgent", stop, 100*time.Millisecond); out != "{}\n" || errs != "" {
+		t.Fatalf("a hold that nothing woke answered %q (stderr %q)", out, errs)
+	}
+	// A message sent while the hook holds (or just before) continues the turn.
+	done := make(chan string, 1)
+	go func() {
+		out, _ := a.hookHolding("gemini", "AfterAgent", stop, time.Minute)
+		done <- out
+	}()
+	a.send("late news", wire.DeliverySteer)
+	out := <-done
+	var got struct{ Decision, Reason string }
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Decision != "block" || !strings.Contains(got.Reason, "late news") {
+		t.Fatalf("the held AfterAgent answered %q: want a block with the message", out)
 	}
 }
