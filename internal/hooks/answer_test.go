@@ -64,7 +64,7 @@ func (a *agent) hookHolding(harness, event, stdin string, hold time.Duration) (s
 		Connect: func(bool) (*intercom.Client, error) { // the hook closes it
 			return intercom.Connect(context.Background(), intercom.Options{Home: a.home, NoSpawn: true})
 		},
-		Stdin:   strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 	})
 	return out.String(), errb.String()
 }
