@@ -17,8 +17,8 @@ BENCH_FLAGS ?=
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build the binaries into BINDIR (bin/), stamped with VERSION and COMMIT.
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BINDIR)/ $(addprefix ./cmd/,$(BINS))
+build: ## Build the binaries into BINDIR (bin/), stamped with VERSION and COMMIT; static (CGO_ENABLED=0), as released.
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BINDIR)/ $(addprefix ./cmd/,$(BINS))
 
 TESTFLAGS ?=
 TESTARGS  ?=
@@ -78,7 +78,7 @@ demo: build ## Non-interactive tour on a temporary INTERCOM_HOME.
 
 install: ## Install the binaries into $(PREFIX)/bin.
 	install -d $(PREFIX)/bin
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/ $(addprefix ./cmd/,$(BINS))
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/ $(addprefix ./cmd/,$(BINS))
 
 clean: ## Remove build output.
 	rm -rf bin $(DIST)

@@ -45,6 +45,7 @@ func resolveCLI(ctx context.Context, given, root string) (string, error) {
 	}
 	dir := filepath.Join(root, "bin")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "github.com/intercom-dev/intercom/cmd/intercom")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build and the releases build it
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build intercom: %v: %s", err, out)
 	}

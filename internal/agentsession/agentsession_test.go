@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/brokertest"
-	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -182,7 +181,7 @@ func TestDeliverAcknowledgesOnlyWhatIsComplete(t *testing.T) {
 	}
 	s := Open(home)
 	render := func(m wire.Message) string { return m.Text + "\n" }
-	opts := DeliverOptions{Render: render, Limit: hooks.MaxContext}
+	opts := DeliverOptions{Render: render, Limit: hookLimit}
 	var got []string
 	write := func(text string) error { got = append(got, text); return nil }
 	// A failed write acknowledges nothing and records no part.
@@ -238,7 +237,7 @@ func TestDeliverersNeverHandOverTwice(t *testing.T) {
 					return
 				default:
 				}
-				_, _ = s.Deliver(ctx, c, agent.ID(), DeliverOptions{Render: func(m wire.Message) string { return "<" + m.Text + ">\n" }, Limit: hooks.MaxContext},
+				_, _ = s.Deliver(ctx, c, agent.ID(), DeliverOptions{Render: func(m wire.Message) string { return "<" + m.Text + ">\n" }, Limit: hookLimit},
 					func(text string) error {
 						mu.Lock()
 						defer mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -21,44 +20,36 @@ type DeliverOptions struct {
 	ContinueOnly bool
 }
 
-// Deliver hands the session's waiting messages to write, composed by
-// hooks.Compose, and acknowledges exactly what the written text completes:
-// whole messages, or the last part of one delivered in parts (the part in
-// flight is recorded beside the bindings). It holds the session's delivery
-// lock throughout, so two deliverers of one agent never hand a message over
-// twice. A write error acknowledges nothing.
-func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (hooks.Batch, error) {
+// Deliver hands the session's waiting messages to write, chosen by pick
+// and composed by compose, and acknowledges exactly what the written text
+// completes: whole messages, or the last part of one delivered in parts
+// (the part in flight is recorded beside the bindings). It holds the
+// session's delivery lock throughout, so two deliverers of one agent never
+// hand a message over twice. A write error acknowledges nothing.
+func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (Batch, error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
-		return hooks.Batch{}, err
+		return Batch{}, err
 	}
 	defer unlock()
 	progPath := filepath.Join(s.dir, "parts-"+session+".json")
-	prog := hooks.LoadProgress(progPath)
-	if o.ContinueOnly && prog == nil {
-		return hooks.Batch{}, nil
+	recorded := loadProgress(progPath)
+	if o.ContinueOnly && recorded == nil {
+		return Batch{}, nil
 	}
-	msgs, err := c.Inbox(ctx, session, 0)
+	waiting, err := c.Inbox(ctx, session, 0)
 	if err != nil {
-		return hooks.Batch{}, err
+		return Batch{}, err
 	}
-	kept := msgs[:0]
-	for _, m := range msgs {
-		switch {
-		case o.ContinueOnly && m.ID != prog.ID:
-		case o.WakeOnly && m.Delivery == wire.DeliveryPassive && (prog == nil || m.ID != prog.ID):
-		default:
-			kept = append(kept, m)
-		}
-	}
-	b := hooks.Compose(kept, o.Render, prog, o.Limit)
+	msgs, prog := pick(waiting, recorded, o)
+	b := compose(msgs, o.Render, prog, o.Limit)
 	if b.Text != "" {
 		if err := write(b.Text); err != nil {
-			return hooks.Batch{}, err // nothing acknowledged: handed over again next time
+			return Batch{}, err // nothing acknowledged: handed over again next time
 		}
 	}
-	if b.Progress != nil || prog != nil {
-		if err := hooks.SaveProgress(progPath, b.Progress); err != nil {
+	if b.Progress != nil || recorded != nil {
+		if err := saveProgress(progPath, b.Progress); err != nil {
 			return b, fmt.Errorf("record part delivery: %w", err)
 		}
 	}
@@ -68,6 +59,30 @@ func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, 
 		}
 	}
 	return b, nil
+}
+
+// pick is the one choice of what a hand-over may carry, of the waiting
+// messages, oldest first. The message of the part delivery in flight
+// (recorded) goes first, passive or not, and prog says so; when it no
+// longer waits (acknowledged elsewhere, by `intercom inbox`), prog is nil
+// and delivery goes on with the rest. ContinueOnly carries nothing but the
+// message in flight; WakeOnly leaves passive messages.
+func pick(waiting []wire.Message, recorded *Progress, o DeliverOptions) (msgs []wire.Message, prog *Progress) {
+	if recorded != nil {
+		if i := slices.IndexFunc(waiting, func(m wire.Message) bool { return m.ID == recorded.ID }); i >= 0 {
+			msgs, prog = []wire.Message{waiting[i]}, recorded
+			waiting = slices.Delete(slices.Clone(waiting), i, i+1)
+		}
+	}
+	if o.ContinueOnly {
+		return msgs, prog
+	}
+	for _, m := range waiting {
+		if !o.WakeOnly || m.Delivery != wire.DeliveryPassive {
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs, prog
 }
 
 // WholeOptions shape a hand-over of whole messages (DeliverWhole).

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/mcpserver"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -89,7 +89,7 @@ func (e *env) control(c *intercom.Client, s *intercom.Session, info wire.Session
 			err = emit(schema.Reconnected{Event: "reconnected", ID: info.ID, Name: info.Name})
 		case m := <-s.Messages():
 			j := toJSON(m)
-			j.Rendered = mcpserver.RenderMessage(m, e.cfg.ReplyHint)
+			j.Rendered = render.ForAgent(m, e.cfg.ReplyHint)
 			err = emit(j)
 		}
 		if err != nil {

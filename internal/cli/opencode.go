@@ -67,7 +67,7 @@ func (o *OpencodeCmd) Run(e *env) error {
 	}()
 	h := pluginhost.Host{
 		Client: c, Session: s, Store: agentsession.Open(c.Home()), Render: e.renderer(), Log: e.log,
-		Intro: sessionIntro(agentsession.Binding{Session: s.ID(), Name: s.Info().Name}),
+		Intro: agentsession.Intro(agentsession.Binding{Session: s.ID(), Name: s.Info().Name}),
 	}
 	return h.Serve(e.ctx, e.stdin, e.stdout)
 }

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
-
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // FuzzParse: an accepted hook input has a session id and re-encodes to JSON
@@ -35,99 +32,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip of %q through %s: %+v, %v", data, text, again, err)
 		}
 	})
-}
-
-func FuzzSplit(f *testing.F) {
-	f.Add("héllo wörld\nline two\n", 64)
-	f.Add(strings.Repeat("ü", 500), 70)
-	f.Fuzz(func(t *testing.T, text string, size int) {
-		if size < 0 || size > 1<<16 || !utf8.ValidString(text) {
-			return
-		}
-		parts := Split(text, size)
-		if strings.Join(parts, "") != text {
-			t.Fatalf("parts do not join back to the text")
-		}
-		for _, p := range parts {
-			if len(p) > max(size, 64) || !utf8.ValidString(p) {
-				t.Fatalf("part of %d bytes (size %d), valid %v", len(p), size, utf8.ValidString(p))
-			}
-		}
-	})
-}
-
-func msg(id string, n int) wire.Message {
-	return wire.Message{ID: id, From: wire.Peer{Name: "peer"}, Text: strings.Repeat("y", n)}
-}
-
-func render(m wire.Message) string { return "[" + m.ID + "] " + m.Text + "\n" }
-
-func TestComposeWholeMessagesOnly(t *testing.T) {
-	var msgs []wire.Message
-	for i := range 50 {
-		msgs = append(msgs, msg(string(rune('a'+i%26))+string(rune('a'+i/26)), 500))
-	}
-	b := Compose(msgs, render, nil, MaxContext)
-	if len(b.Text) > MaxContext || b.Progress != nil {
-		t.Fatalf("composed %d bytes, progress %v; want <= %d, none", len(b.Text), b.Progress, MaxContext)
-	}
-	if len(b.Ack) == 0 || len(b.Ack) >= len(msgs) || b.Waiting != len(msgs)-len(b.Ack) {
-		t.Fatalf("acked %d, waiting %d of %d", len(b.Ack), b.Waiting, len(msgs))
-	}
-	for i, id := range b.Ack {
-		if id != msgs[i].ID || !strings.Contains(b.Text, render(msgs[i])) {
-			t.Fatalf("ack %d is %s, want %s rendered whole", i, id, msgs[i].ID)
-		}
-	}
-	if strings.Contains(b.Text, render(msgs[len(b.Ack)])) {
-		t.Fatal("the first waiting message is in the answer too")
-	}
-	if !strings.Contains(b.Text, "more messages wait") {
-		t.Fatalf("no line about the waiting messages: ...%s", b.Text[len(b.Text)-150:])
-	}
-}
-
-func TestComposeLongMessageInParts(t *testing.T) {
-	long := msg("big", 25000)
-	small := msg("small", 10)
-	msgs := []wire.Message{long, small}
-	var got strings.Builder
-	var prog *Progress
-	for call := 1; ; call++ {
-		if call > 10 {
-			t.Fatal("the long message never completed")
-		}
-		b := Compose(msgs, render, prog, MaxContext)
-		if len(b.Text) > MaxContext {
-			t.Fatalf("part %d: %d bytes, want <= %d", call, len(b.Text), MaxContext)
-		}
-		if !strings.Contains(b.Text, "message big from peer, part ") {
-			t.Fatalf("part %d has no part header: %.120q", call, b.Text)
-		}
-		head, body, _ := strings.Cut(b.Text, ":\n")
-		if i := strings.LastIndex(body, "\n["); i >= 0 {
-			body = body[:i] // the part's closing line
-		}
-		got.WriteString(body)
-		if b.Progress == nil {
-			if len(b.Ack) != 1 || b.Ack[0] != "big" || call < 3 {
-				t.Fatalf("completed after %d parts with ack %v (%s)", call, b.Ack, head)
-			}
-			break
-		}
-		if len(b.Ack) != 0 {
-			t.Fatalf("part %d acknowledged %v before the last part", call, b.Ack)
-		}
-		prog = b.Progress
-	}
-	if got.String() != render(long) {
-		t.Fatalf("parts joined: %d bytes, want the whole rendering (%d)", got.Len(), len(render(long)))
-	}
-	// The in-flight message is gone (read with intercom inbox): go on.
-	b := Compose([]wire.Message{small}, render, &Progress{ID: "big", Next: 1, Parts: 3}, MaxContext)
-	if len(b.Ack) != 1 || b.Ack[0] != "small" {
-		t.Fatalf("after a vanished part delivery: ack %v", b.Ack)
-	}
 }
 
 func TestParseRejections(t *testing.T) {

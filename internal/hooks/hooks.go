@@ -1,8 +1,10 @@
-// Package hooks speaks the hook contracts of Claude Code, Codex and Gemini
-// CLI (Gemini's take the same JSON under other event names): it
-// decodes the JSON a harness writes on a hook's stdin and builds the JSON
-// the hook answers with (extra context for the model, or a Stop block), and
-// it composes delivered messages into answers a harness accepts whole.
+// Package hooks answers the hooks of Claude Code, Codex and Gemini CLI
+// (Gemini's take the same JSON under other event names). hooks.go speaks
+// their contract: the JSON a harness writes on a hook's stdin and the JSON
+// a hook answers with (extra context for the model, or a Stop block).
+// answer.go is the one workflow of a hook call: join the agent's session,
+// report its state, and hand waiting messages over (agentsession.Deliver
+// chooses and composes them) as the answer the event takes.
 package hooks
 
 import (
@@ -58,6 +60,11 @@ func Canonical(harness, event string) (string, error) {
 	}
 	return "", fmt.Errorf("unknown hook event %q for %s (want %s)", event, harness, strings.Join(names, ", "))
 }
+
+// MaxContext is the most text one hook answer carries. Claude Code keeps
+// hook context of up to 10,000 characters inline and replaces a longer one
+// with a preview, so an answer stays under that.
+const MaxContext = 9000
 
 // MaxInput bounds the hook input read from stdin. A PostToolUse input
 // carries the tool's whole response, so it is generous.

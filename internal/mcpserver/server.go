@@ -190,16 +190,4 @@ func (s *Server) result(ctx context.Context, sid string, deliver bool, text stri
 	return &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-func (s *Server) render(m wire.Message) string { return RenderMessage(m, s.opts.Config.ReplyHint) }
-
-// RenderMessage formats a message for an agent: sender and cwd, the reply
-// hint for asks, then the body and attachments.
-func RenderMessage(m wire.Message, replyHint bool) string {
-	var b strings.Builder
-	hint := ""
-	if replyHint {
-		hint = fmt.Sprintf("To reply, use the intercom tool: intercom({ action: \"reply\", to: %q, message: \"...\" }) or run `intercom reply --to %s \"...\"`", m.ID, m.ID)
-	}
-	render.Message(&b, m, hint)
-	return b.String()
-}
+func (s *Server) render(m wire.Message) string { return render.ForAgent(m, s.opts.Config.ReplyHint) }

@@ -1,4 +1,4 @@
-package hooks
+package agentsession
 
 import (
 	"encoding/json"
@@ -7,9 +7,9 @@ import (
 	"os"
 )
 
-// LoadProgress reads the part delivery in flight recorded at path (nil
+// loadProgress reads the part delivery in flight recorded at path (nil
 // when there is none).
-func LoadProgress(path string) *Progress {
+func loadProgress(path string) *Progress {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
@@ -21,8 +21,8 @@ func LoadProgress(path string) *Progress {
 	return &p
 }
 
-// SaveProgress records p at path, or removes the record when p is nil.
-func SaveProgress(path string, p *Progress) error {
+// saveProgress records p at path, or removes the record when p is nil.
+func saveProgress(path string, p *Progress) error {
 	if p == nil {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -1,4 +1,4 @@
-package hooks
+package agentsession
 
 import (
 	"fmt"
@@ -8,11 +8,6 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// MaxContext is the most text one hook answer carries. Claude Code keeps
-// hook context of up to 10,000 characters inline and replaces a longer one
-// with a preview, so an answer stays under that.
-const MaxContext = 9000
-
 // Progress records a message being handed over in parts: Next is the
 // 0-based part to hand over next, of Parts.
 type Progress struct {
@@ -21,14 +16,14 @@ type Progress struct {
 	Parts int    `json:"parts"`
 }
 
-// Batch is what one answer carries.
+// Batch is what one hand-over carries.
 type Batch struct {
 	Text string
-	// Ack lists the messages this answer completes: rendered whole, or
+	// Ack lists the messages this hand-over completes: rendered whole, or
 	// their last part. Only these may be acknowledged once it is written.
 	Ack []string
 	// Progress is the message still being handed over in parts after this
-	// answer (nil when none).
+	// hand-over (nil when none).
 	Progress *Progress
 	// Waiting counts the messages left for a later boundary.
 	Waiting int
@@ -37,28 +32,24 @@ type Batch struct {
 // room is what a batch keeps free for its head and digest lines.
 const room = 300
 
-// Compose fills one answer of at most limit bytes with messages, oldest
-// first, each rendered whole. A message that does not fit waits for the
-// next answer; a message bigger than a whole answer is handed over in
-// numbered parts, one per answer, and completes (is acknowledged) with its
-// last part. prog is the part delivery in flight, if any: it goes on before
-// anything else.
-func Compose(msgs []wire.Message, render func(wire.Message) string, prog *Progress, limit int) Batch {
-	if prog != nil {
-		for _, m := range msgs {
-			if m.ID == prog.ID {
-				b := part(m, render(m), prog.Next, limit)
-				b.Waiting = len(msgs) - 1
-				if b.Progress == nil && b.Text != "" {
-					b.Text += waitingLine(b.Waiting)
-				}
-				return b
-			}
-		}
-		// The message was acknowledged elsewhere (intercom inbox): go on.
-	}
+// compose fills one hand-over of at most limit bytes with msgs (what pick
+// chose), oldest first, each rendered whole. A message that does not fit
+// waits for the next hand-over; a message bigger than a whole hand-over
+// goes in numbered parts, one per hand-over, and completes (is
+// acknowledged) with its last part. prog is the part delivery in flight,
+// if any: msgs[0] is its message, and its next part goes alone.
+func compose(msgs []wire.Message, render func(wire.Message) string, prog *Progress, limit int) Batch {
 	if len(msgs) == 0 {
 		return Batch{}
+	}
+	if prog != nil {
+		m := msgs[0]
+		b := part(m, render(m), prog.Next, limit)
+		b.Waiting = len(msgs) - 1
+		if b.Progress == nil && b.Text != "" {
+			b.Text += waitingLine(b.Waiting)
+		}
+		return b
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "intercom: %d new message(s) for this session.\n", len(msgs))
@@ -70,7 +61,7 @@ func Compose(msgs []wire.Message, render func(wire.Message) string, prog *Progre
 			ack = append(ack, m.ID)
 			continue
 		}
-		if len(ack) == 0 { // bigger than a whole answer: its first part, alone
+		if len(ack) == 0 { // bigger than a whole hand-over: its first part, alone
 			out := part(m, text, 0, limit)
 			out.Waiting = len(msgs) - 1
 			return out
@@ -91,7 +82,7 @@ func waitingLine(n int) string {
 
 // part is answer k (0-based) of message m, whose rendering is text.
 func part(m wire.Message, text string, k, limit int) Batch {
-	chunks := Split(text, limit-room)
+	chunks := split(text, limit-room)
 	if k >= len(chunks) { // the rendering shrank since the last part: done
 		return Batch{Ack: []string{m.ID}}
 	}
@@ -106,10 +97,10 @@ func part(m wire.Message, text string, k, limit int) Batch {
 	return Batch{Text: b.String(), Ack: []string{m.ID}}
 }
 
-// Split cuts text into pieces of at most size bytes, at UTF-8 boundaries,
+// split cuts text into pieces of at most size bytes, at UTF-8 boundaries,
 // preferring a line break in the last quarter of a piece. Joined, the
 // pieces are text again.
-func Split(text string, size int) []string {
+func split(text string, size int) []string {
 	size = max(size, 64)
 	var out []string
 	for len(text) > size {

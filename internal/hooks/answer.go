@@ -1,0 +1,198 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/intercom-dev/intercom/internal/agentsession"
+	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// Call is one hook call: the harness, its own name of the event, and Hold
+// (Stop only: how long to wait for a waking message when none waits).
+type Call struct {
+	Harness, Event string
+	Hold           time.Duration
+}
+
+// Env is what a hook call takes from the command that runs it.
+type Env struct {
+	// Connect opens a client of the configured home; with existing, a
+	// missing home is an error (intercom.Options.ExistingHome).
+	Connect   func(existing bool) (*intercom.Client, error)
+	ReplyHint bool // asks carry the hint to answer them (config reply_hint)
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+}
+
+// Run answers call: the harness's JSON on env.Stdin, the answer its event
+// takes on env.Stdout. It never fails: a hook must never break the agent's
+// turn (exit 2 would block a prompt or a tool), so every problem is one
+// line on env.Stderr. For gemini the answer is always JSON (Empty when
+// there is nothing to say): Gemini CLI shows a hook's stderr to the user
+// when its stdout is empty.
+func Run(ctx context.Context, call Call, env Env) {
+	out := &countingWriter{w: env.Stdout}
+	if err := answer(ctx, call, env, out); err != nil {
+		fmt.Fprintf(env.Stderr, "intercom hook %s %s: %s\n", call.Harness, call.Event, render.OneLine(err.Error()))
+	}
+	if out.n == 0 && call.Harness == "gemini" {
+		_, _ = out.Write(Empty)
+	}
+}
+
+// countingWriter counts what a hook wrote on stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// hook is a call in progress: the agent's session joined, its messages
+// handed over by agentsession.Deliver, each answer written to out.
+type hook struct {
+	call    Call
+	c       *intercom.Client
+	store   agentsession.Store
+	session string
+	opts    agentsession.DeliverOptions
+	out     io.Writer
+}
+
+func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
+	event, err := Canonical(call.Harness, call.Event)
+	if err != nil {
+		return err
+	}
+	in, err := Parse(env.Stdin)
+	if err != nil {
+		return err
+	}
+	// Only SessionStart may be a first use; any later event continues a
+	// session, so a missing home was deleted under it: say so, start nothing.
+	c, err := env.Connect(event != SessionStart)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	store := agentsession.Open(c.Home())
+	harness, err := agentsession.Harness()
+	if err != nil {
+		return err
+	}
+	b, err := store.Join(ctx, c, c.Home(), harness, agentsession.Request{
+		Harness: call.Harness, HarnessSession: in.SessionID, FromHook: true,
+		Name: os.Getenv("INTERCOM_NAME"), Cwd: in.Cwd,
+	})
+	if err != nil {
+		return err
+	}
+	h := &hook{call: call, c: c, store: store, session: b.Session, out: out,
+		opts: agentsession.DeliverOptions{
+			Render: func(m wire.Message) string { return render.ForAgent(m, env.ReplyHint) },
+			Limit:  MaxContext,
+		}}
+	switch event {
+	case SessionStart:
+		return h.sessionStart(ctx, agentsession.Intro(b))
+	case UserPromptSubmit:
+		h.state(ctx, "thinking")
+		return h.deliverContext(ctx)
+	case PostToolUse:
+		tool := strings.ReplaceAll(in.ToolName, " ", "_")
+		if tool == "" {
+			tool = "unknown"
+		}
+		h.state(ctx, "tool:"+tool)
+		return h.deliverContext(ctx)
+	case Stop:
+		return h.stop(ctx, in.StopHookActive)
+	}
+	return nil
+}
+
+// state reports the agent's state; a failure only costs the report.
+func (h *hook) state(ctx context.Context, s string) { _, _ = h.c.SetState(ctx, h.session, s, nil) }
+
+// context writes an answer that adds text to the model's context, under
+// the harness's own name of the event.
+func (h *hook) context(text string) error {
+	_, err := h.out.Write(ContextOutput(h.call.Event, text))
+	return err
+}
+
+// deliverContext hands the waiting messages over as context.
+func (h *hook) deliverContext(ctx context.Context) error {
+	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, h.context)
+	return err
+}
+
+// sessionStart reports idle and tells the model intro, with the messages
+// that wait, if any, in the same answer.
+func (h *hook) sessionStart(ctx context.Context, intro string) error {
+	h.state(ctx, "idle")
+	wrote := false
+	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, func(text string) error {
+		wrote = true
+		return h.context(intro + "\n\n" + text)
+	})
+	if !wrote && err == nil {
+		err = h.context(intro)
+	}
+	return err
+}
+
+// stop reports idle, which releases queued messages; a message that would
+// wake the agent continues the turn (StopOutput) and keeps it working. Once
+// this turn was continued by us (active: stop_hook_active), only the rest
+// of a message already being delivered in parts may continue it: a bounded
+// number of times. With Hold and nothing waking, it waits for a waking
+// message up to Hold.
+func (h *hook) stop(ctx context.Context, active bool) error {
+	h.state(ctx, "idle")
+	opts := h.opts
+	opts.WakeOnly, opts.ContinueOnly = true, active
+	blocked := false
+	block := func(text string) error {
+		blocked = true
+		_, err := h.out.Write(StopOutput(h.call.Harness, text))
+		return err
+	}
+	_, err := h.store.Deliver(ctx, h.c, h.session, opts, block)
+	if err == nil && !blocked && h.call.Hold > 0 && !active {
+		err = h.holdForWake(ctx, opts, block, func() bool { return blocked })
+	}
+	if blocked {
+		h.state(ctx, "thinking")
+	}
+	return err
+}
+
+// holdForWake waits up to Hold for a waking message and hands it to block
+// (which sets what blocked reports); it returns with nothing when Hold
+// passes.
+func (h *hook) holdForWake(ctx context.Context, opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
+	deadline := time.Now().Add(h.call.Hold)
+	for left := h.call.Hold; left > 0 && !blocked(); left = time.Until(deadline) {
+		res, err := h.c.WaitInbox(ctx, h.session, left, true)
+		if err != nil || !res.Ready {
+			return err
+		}
+		if _, err := h.store.Deliver(ctx, h.c, h.session, opts, block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
