@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -302,27 +301,16 @@ func printReservationHistory(e *env, p string, evs []wire.ReservationEvent) {
 	}
 }
 
-// heldBy returns the paths each session holds in the project of the
-// current directory (for list and ui); nil when it cannot tell.
-func heldBy(e *env, c *intercom.Client) map[string][]string {
+// printHolds adds to list what each listed session holds in this project.
+func (e *env) printHolds(c *intercom.Client, rows []wire.Session) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return nil
+		return
 	}
-	res, err := c.Reservations(e.ctx, wire.ReservationsRequest{Project: reservations.PlaceOf(cwd).Project})
-	if err != nil {
-		var we *wire.Error
-		if !errors.As(err, &we) { // an older broker answers no such subject: nothing held
-			e.log.Debug("reservations", "err", err)
+	held := reservations.HeldBy(e.ctx, c, cwd)
+	for _, s := range rows {
+		if paths := held[s.ID]; len(paths) > 0 {
+			fmt.Fprintf(e.stdout, "  %s holds %s\n", render.OneLine(s.Name), render.OneLine(strings.Join(paths, ", ")))
 		}
-		return nil
 	}
-	out := map[string][]string{}
-	for _, r := range res.Reservations {
-		out[r.SessionID] = append(out[r.SessionID], r.Path)
-	}
-	return out
 }
-
-// holdsText is the "holds" column of a session.
-func holdsText(paths []string) string { return strings.Join(paths, ",") }
