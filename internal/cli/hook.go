@@ -79,6 +79,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (h *HookCmd) run(e *env) error {
+	if h.Event == PreToolUse && h.Harness != "gemini" {
+		return h.preToolUse(e) // reservations (pretool.go)
+	}
 	event, err := hooks.Canonical(h.Harness, h.Event)
 	if err != nil {
 		return err
