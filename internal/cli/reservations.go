@@ -175,6 +175,7 @@ type ReservationsCmd struct {
 	Check   string `help:"Exit 1 unless PATH is free for this session (no other session holds it); with --token, unless N is the current grant covering PATH." placeholder:"PATH"`
 	Token   uint64 `help:"With --check: the fencing token to check." placeholder:"N"`
 	History string `help:"The grants and releases of PATH, oldest first." placeholder:"PATH"`
+	Staged  bool   `help:"(the pre-commit hook) exit 1 naming each path staged for commit that another session holds; INTERCOM_RESERVATIONS_OVERRIDE=1 lets it through, logged."`
 }
 
 // Help shows examples.
@@ -190,11 +191,15 @@ Examples:
   intercom reservations
   intercom reservations internal/store --json
   intercom reservations --check internal/store/keys.go --token 7
-  intercom reservations --history internal/store/keys.go`
+  intercom reservations --history internal/store/keys.go
+  intercom install git-hook   # pre-commit runs: intercom reservations --staged`
 }
 
 // Run shows reservations.
 func (r *ReservationsCmd) Run(e *env) error {
+	if r.Staged {
+		return r.checkStaged(e)
+	}
 	if r.Token != 0 && r.Check == "" {
 		return kongrun.Usagef("--token goes with --check PATH")
 	}

@@ -229,6 +229,9 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	if t.Harness == "pi" {
 		return t.piPlans(add)
 	}
+	if t.Harness == "git-hook" {
+		return t.gitHookPlans(add)
+	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan
 	before, doc, err := read(hooksFile)
