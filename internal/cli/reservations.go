@@ -96,22 +96,8 @@ func reservationPaths(args []string) (reservations.Place, []string, error) {
 	if err != nil {
 		return reservations.Place{}, nil, err
 	}
-	here := reservations.PlaceOf(cwd)
-	var out []string
-	for _, a := range args {
-		pl, rel, err := reservations.Resolve(cwd, a)
-		if err == nil && pl.Project != here.Project {
-			err = fmt.Errorf("%s: %w %s", a, reservations.ErrOutside, here.Project)
-		}
-		if err == nil {
-			rel, err = wire.CleanReservationPath(rel)
-		}
-		if err != nil {
-			return here, nil, kongrun.Usage(err)
-		}
-		out = append(out, rel)
-	}
-	return here, out, nil
+	place, paths, err := reservations.ResolveAll(cwd, args)
+	return place, paths, kongrun.Usage(err)
 }
 
 // ReleaseCmd lets go of leases.
@@ -170,12 +156,13 @@ func (r *ReleaseCmd) Run(e *env) error {
 
 // ReservationsCmd shows, checks and traces leases.
 type ReservationsCmd struct {
-	Path    string `arg:"" optional:"" help:"Only the leases covering this path."`
-	All     bool   `help:"Every project, not only this one."`
-	Check   string `help:"Exit 1 unless PATH is free for this session (no other session holds it); with --token, unless N is the current grant covering PATH." placeholder:"PATH"`
-	Token   uint64 `help:"With --check: the fencing token to check." placeholder:"N"`
-	History string `help:"The grants and releases of PATH, oldest first." placeholder:"PATH"`
-	Staged  bool   `help:"(the pre-commit hook) exit 1 naming each path staged for commit that another session holds; INTERCOM_RESERVATIONS_OVERRIDE=1 lets it through, logged."`
+	Path      string `arg:"" optional:"" help:"Only the leases covering this path."`
+	All       bool   `help:"Every project, not only this one."`
+	Check     string `help:"Exit 1 unless PATH is free for this session (no other session holds it); with --token, unless N is the current grant covering PATH." placeholder:"PATH"`
+	Token     uint64 `help:"With --check: the fencing token to check." placeholder:"N"`
+	History   string `help:"The grants and releases of PATH, oldest first." placeholder:"PATH"`
+	CheckTool string `name:"check-tool" help:"(harness extensions) read the input JSON of a call of tool NAME on stdin and answer {block, reason}: whether it would edit a path another session holds. Exit 0 either way." placeholder:"NAME"`
+	Staged    bool   `help:"(the pre-commit hook) exit 1 naming each path staged for commit that another session holds; INTERCOM_RESERVATIONS_OVERRIDE=1 lets it through, logged."`
 }
 
 // Help shows examples.
@@ -192,13 +179,17 @@ Examples:
   intercom reservations internal/store --json
   intercom reservations --check internal/store/keys.go --token 7
   intercom reservations --history internal/store/keys.go
-  intercom install git-hook   # pre-commit runs: intercom reservations --staged`
+  intercom install git-hook   # pre-commit runs: intercom reservations --staged
+  echo '{"path":"a.go"}' | intercom reservations --check-tool edit --json   # Pi's tool_call`
 }
 
 // Run shows reservations.
 func (r *ReservationsCmd) Run(e *env) error {
 	if r.Staged {
 		return r.checkStaged(e)
+	}
+	if r.CheckTool != "" {
+		return r.checkTool(e)
 	}
 	if r.Token != 0 && r.Check == "" {
 		return kongrun.Usagef("--token goes with --check PATH")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/project"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // ErrOutside is returned for a path outside the project of the directory
@@ -101,4 +102,26 @@ func Resolve(dir, p string) (Place, string, error) {
 	pl := PlaceOf(at)
 	rel, err := pl.Rel(dir, p)
 	return pl, rel, err
+}
+
+// ResolveAll resolves paths given in dir to reservation paths of dir's
+// project (cleaned, as the broker takes them); a path of another project
+// is an error wrapping ErrOutside.
+func ResolveAll(dir string, args []string) (Place, []string, error) {
+	here := PlaceOf(dir)
+	var out []string
+	for _, a := range args {
+		pl, rel, err := Resolve(dir, a)
+		if err == nil && pl.Project != here.Project {
+			err = fmt.Errorf("%s: %w %s", a, ErrOutside, here.Project)
+		}
+		if err == nil {
+			rel, err = wire.CleanReservationPath(rel)
+		}
+		if err != nil {
+			return here, nil, err
+		}
+		out = append(out, rel)
+	}
+	return here, out, nil
 }
