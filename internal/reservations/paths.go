@@ -85,9 +85,10 @@ func realPath(p string) string {
 }
 
 // Resolve returns the place of path p (absolute, or relative to dir) and p
-// relative to its worktree root: the place is that of the nearest existing
-// directory holding p, so a path into another worktree of the same
-// repository names the same reservation path as in this one.
+// relative to its worktree root: dir's place when p is inside its
+// worktree, else that of the nearest existing directory holding p, so a
+// path into another worktree of the same repository names the same
+// reservation path as in this one.
 func Resolve(dir, p string) (Place, string, error) {
 	if p == "" {
 		return Place{}, "", errors.New("empty path")
@@ -95,8 +96,15 @@ func Resolve(dir, p string) (Place, string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
+	here := PlaceOf(dir)
+	if rel, err := here.Rel(dir, p); err == nil {
+		return here, rel, nil
+	}
 	at := filepath.Dir(filepath.Clean(p))
-	for hasMeta(at) && at != filepath.Dir(at) {
+	for at != filepath.Dir(at) {
+		if fi, err := os.Stat(at); err == nil && fi.IsDir() && !hasMeta(at) {
+			break
+		}
 		at = filepath.Dir(at)
 	}
 	pl := PlaceOf(at)

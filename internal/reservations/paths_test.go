@@ -37,3 +37,11 @@ func TestResolveAcrossWorktreeLayout(t *testing.T) {
 		t.Fatalf("outside: %v", err)
 	}
 }
+
+func TestResolveMissingDirectoryOutsideARepository(t *testing.T) {
+	dir := t.TempDir()
+	pl, rel, err := Resolve(dir, "not/yet/there.go")
+	if err != nil || rel != "not/yet/there.go" || pl.Root != realPath(dir) {
+		t.Fatalf("Resolve = %+v %q %v, want the path under %s", pl, rel, err, dir)
+	}
+}
