@@ -168,7 +168,9 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)
 	b.sessions = newSessionTable(b.asks, b.deliv)
-	b.resv = newReservationTable()
+	if b.resv, err = newReservationTable(b.st); err != nil {
+		return nil, err
+	}
 	if b.seq, err = store.NewSequence(b.st); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,8 @@
 package broker
 
 import (
-	"os"
+	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/reservations"
@@ -33,37 +32,6 @@ const DefaultReservationGrace = 2 * time.Minute
 // reservationHistoryKeep is how long grants and releases are remembered.
 const reservationHistoryKeep = 7 * 24 * time.Hour
 
-// reservationTable is the broker's memory of holders' activity.
-type reservationTable struct {
-	grace  time.Duration
-	mu     sync.Mutex
-	active map[string]time.Time // session -> last activity seen
-}
-
-func newReservationTable() *reservationTable {
-	grace := DefaultReservationGrace
-	if d, err := time.ParseDuration(os.Getenv("INTERCOM_RESERVATION_GRACE")); err == nil && d > 0 {
-		grace = d
-	}
-	return &reservationTable{grace: grace, active: map[string]time.Time{}}
-}
-
-// touch notes activity of session sid: its leases are renewed.
-func (t *reservationTable) touch(sid string) {
-	if t == nil || sid == "" {
-		return
-	}
-	t.mu.Lock()
-	t.active[sid] = time.Now().UTC()
-	t.mu.Unlock()
-}
-
-func (t *reservationTable) lastActive(sid string) time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.active[sid]
-}
-
 // leaseState is what a holder's lease is at one moment.
 type leaseState struct {
 	live      bool
@@ -74,10 +42,7 @@ type leaseState struct {
 
 // lease judges holder h at now.
 func (b *Broker) lease(h store.ReservationHolder, now time.Time) leaseState {
-	st := leaseState{expires: h.Expires}
-	if act := b.resv.lastActive(h.Session); act.Add(h.TTL).After(st.expires) {
-		st.expires = act.Add(h.TTL)
-	}
+	st := leaseState{expires: b.resv.expires(h)}
 	s, known := b.sessions.get(h.Session)
 	st.connected = known && s.Connected
 	if !now.Before(st.expires) {
@@ -110,6 +75,7 @@ func (b *Broker) prune(txn *store.Txn, r *store.Reservation, now time.Time) (cha
 		st := b.lease(h, now)
 		if !st.live {
 			changed = true
+			b.resv.forget(h.Token)
 			if err := txn.AddReservationEvent(store.ReservationEvent{At: now, Project: r.Project, Resource: r.Resource, Event: st.ended,
 				Session: h.Session, Name: h.Name, Token: h.Token}, reservationHistoryKeep); err != nil {
 				return false, nil, err
@@ -183,6 +149,12 @@ func (b *Broker) reserve(req wire.ReserveRequest) (*wire.ReserveReply, error) {
 		if len(out.Refused) > 0 {
 			return nil // all or nothing
 		}
+		overlaps := func(res string) bool {
+			return slices.ContainsFunc(req.Paths, func(p string) bool { return reservations.Overlap(res, p) })
+		}
+		if err := b.pruneWhere(txn, req.Project, now, overlaps); err != nil {
+			return err
+		}
 		for _, p := range req.Paths {
 			r, _, err := txn.Reservation(req.Project, p)
 			if err != nil {
@@ -209,6 +181,33 @@ func (b *Broker) reserve(req wire.ReserveRequest) (*wire.ReserveReply, error) {
 	return out, nil
 }
 
+// pruneWhere prunes the records of project ("" for all) whose resource
+// keep says, writing those that changed: the leases a grant takes over end
+// in their history first, and the sweep ends the rest.
+func (b *Broker) pruneWhere(txn *store.Txn, project string, now time.Time, keep func(resource string) bool) error {
+	var some []store.Reservation
+	if err := txn.ScanReservations(project, func(r store.Reservation) bool {
+		if keep(r.Resource) {
+			some = append(some, r)
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	for _, r := range some {
+		changed, _, err := b.prune(txn, &r, now)
+		if err != nil {
+			return err
+		}
+		if changed {
+			if err := txn.PutReservation(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // grant renews sid's lease on r, or grants a new one with the next token.
 // The other holders left are shared ones (a new exclusive lease would have
 // been refused) or, for an exclusive renewal, none.
@@ -222,6 +221,7 @@ func (b *Broker) grant(txn *store.Txn, r *store.Reservation, req wire.ReserveReq
 			h.Reason = req.Reason
 		}
 		r.Holders[i] = h
+		b.resv.track(h)
 		return h, nil
 	}
 	tok, err := txn.NextReservationToken()
@@ -232,6 +232,7 @@ func (b *Broker) grant(txn *store.Txn, r *store.Reservation, req wire.ReserveReq
 	h := store.ReservationHolder{Session: req.SessionID, Name: name, Shared: req.Shared, Reason: req.Reason, Token: tok,
 		TTL: ttl, Granted: now, Renewed: now, Expires: now.Add(ttl)}
 	r.Holders = append(r.Holders, h)
+	b.resv.track(h)
 	return h, txn.AddReservationEvent(store.ReservationEvent{At: now, Project: r.Project, Resource: r.Resource, Event: "grant",
 		Session: h.Session, Name: name, Token: tok, Reason: req.Reason}, reservationHistoryKeep)
 }
@@ -264,6 +265,7 @@ func (b *Broker) releaseReservations(req wire.ReleaseRequest) (*wire.ReleaseRepl
 			for _, h := range r.Holders {
 				if h.Session == req.SessionID {
 					out.Released = append(out.Released, info(r, h, leaseState{expires: h.Expires}))
+					b.resv.forget(h.Token)
 					continue
 				}
 				kept = append(kept, h)
@@ -362,66 +364,4 @@ func (b *Broker) reservationsOf(req wire.ReservationsRequest) (*wire.Reservation
 		return a.Token < c.Token
 	})
 	return out, nil
-}
-
-// reservationSweepEvery is how often ended leases are dropped and
-// renewals persisted.
-func (b *Broker) reservationSweepEvery() time.Duration {
-	return min(max(b.resv.grace/4, 50*time.Millisecond), 10*time.Second)
-}
-
-// armReservationSweep schedules the next sweep of the leases.
-func (b *Broker) armReservationSweep() {
-	b.tasks.After(b.reservationSweepEvery(), b.sweepReservations)
-}
-
-// sweepReservations drops ended leases (recording expire or gone) and
-// persists renewals, then re-arms itself.
-func (b *Broker) sweepReservations() {
-	defer b.armReservationSweep()
-	if b.st.Err() != nil {
-		return
-	}
-	var due bool
-	now := time.Now().UTC()
-	_ = b.st.View(func(txn *store.Txn) error {
-		return txn.ScanReservations("", func(r store.Reservation) bool {
-			for _, h := range r.Holders {
-				st := b.lease(h, now)
-				if !st.live || st.expires.Sub(h.Expires) >= h.TTL/20 {
-					due = true
-					return false
-				}
-			}
-			return true
-		})
-	})
-	if !due {
-		return
-	}
-	err := b.cmt.Wait(func(txn *store.Txn) error {
-		now := time.Now().UTC()
-		var all []store.Reservation
-		if err := txn.ScanReservations("", func(r store.Reservation) bool {
-			all = append(all, r)
-			return true
-		}); err != nil {
-			return err
-		}
-		for _, r := range all {
-			changed, _, err := b.prune(txn, &r, now)
-			if err != nil {
-				return err
-			}
-			if changed {
-				if err := txn.PutReservation(r); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.log.Warn("sweep reservations", "err", err)
-	}
 }
