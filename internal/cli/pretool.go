@@ -10,6 +10,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/reservations"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // PreToolUse is the pre-tool hook event: it answers whether a file-editing
@@ -63,12 +64,6 @@ func (h *HookCmd) preToolUse(e *env) error {
 	return err
 }
 
-// toolVerdict is the answer of `reservations --check-tool`.
-type toolVerdict struct {
-	Block  bool   `json:"block"`
-	Reason string `json:"reason,omitempty"`
-}
-
 // checkTool is `reservations --check-tool NAME`: the pre-tool decision for
 // an extension (Pi's tool_call), on the tool input JSON on stdin, as this
 // session, relative to the current directory.
@@ -77,7 +72,7 @@ func (r *ReservationsCmd) checkTool(e *env) error {
 	if err != nil {
 		return fmt.Errorf("read tool input: %w", err)
 	}
-	var v toolVerdict
+	var v wire.ReservationToolVerdict
 	if len(reservations.ToolPaths(r.CheckTool, data)) > 0 {
 		c, err := e.connect()
 		if err != nil {

@@ -28,6 +28,7 @@ func ToolPaths(tool string, input json.RawMessage) []string {
 		NotebookPath string `json:"notebook_path"`
 		Path         string `json:"path"`
 		Command      any    `json:"command"` // a string, or Codex's argv array
+		Cmd          string `json:"cmd"`     // Codex's exec_command
 		Patch        string `json:"patch"`
 		Input        string `json:"input"`
 	}
@@ -40,6 +41,9 @@ func ToolPaths(tool string, input json.RawMessage) []string {
 		_ = json.Unmarshal(input, &in)
 	}
 	command := commandText(in.Command)
+	if command == "" {
+		command = in.Cmd
+	}
 	switch strings.ToLower(tool) {
 	case "write", "edit", "multiedit":
 		return nonEmpty(in.FilePath, in.Path)

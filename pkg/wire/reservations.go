@@ -182,3 +182,10 @@ func (c ReservationConflict) String() string {
 	return fmt.Sprintf("%s is %s by %s%s%s for %s, token %d; ask it: intercom ask %s \"may I edit %s?\"",
 		c.Path, kind, who, reason, covers, age, h.Token, who, c.Path)
 }
+
+// ReservationToolVerdict answers `intercom reservations --check-tool`:
+// whether the tool call would edit a path another session holds.
+type ReservationToolVerdict struct {
+	Block  bool   `json:"block"`
+	Reason string `json:"reason,omitempty"`
+}
