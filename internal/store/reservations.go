@@ -120,8 +120,16 @@ func (t *Txn) AddReservationEvent(ev ReservationEvent, keep time.Duration) error
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("%s%020d", reservationEventPrefix(ev.Project, ev.Resource), ev.At.UnixNano())
-	return t.SetTTL(key, data, keep)
+	// Events of one transaction may share a time (a lease ended and the
+	// grant that took over): the later one goes a nanosecond on.
+	for n := ev.At.UnixNano(); ; n++ {
+		key := fmt.Sprintf("%s%020d", reservationEventPrefix(ev.Project, ev.Resource), n)
+		if has, err := t.Has(key); err != nil {
+			return err
+		} else if !has {
+			return t.SetTTL(key, data, keep)
+		}
+	}
 }
 
 // ReservationHistory calls fn with the timeline of resource in project,
