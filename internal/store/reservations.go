@@ -18,10 +18,10 @@ import (
 // A record stays when its last holder lets go: its Token is the high-water
 // mark the next grant must exceed, across broker restarts.
 
-// Reservation prefixes, scanned whole.
+// The reservation key families.
 const (
-	ReservationsPrefix       = "resv/"
-	ReservationHistoryPrefix = "resvh/"
+	reservationsPrefix       = "resv/"
+	reservationHistoryPrefix = "resvh/"
 )
 
 // Reservation is the stored state of one resource.
@@ -58,19 +58,19 @@ type ReservationEvent struct {
 }
 
 func reservationKey(project, resource string) string {
-	return ReservationsPrefix + project + "\x00" + resource
+	return reservationsPrefix + project + "\x00" + resource
 }
 
 // reservationProjectPrefix is the prefix of project's records; "" means all.
 func reservationProjectPrefix(project string) string {
 	if project == "" {
-		return ReservationsPrefix
+		return reservationsPrefix
 	}
-	return ReservationsPrefix + project + "\x00"
+	return reservationsPrefix + project + "\x00"
 }
 
 func reservationEventPrefix(project, resource string) string {
-	return ReservationHistoryPrefix + project + "\x00" + resource + "\x00"
+	return reservationHistoryPrefix + project + "\x00" + resource + "\x00"
 }
 
 // Reservation reads the record of resource in project; ok is false when
