@@ -93,3 +93,35 @@ func TestReservationBlocksClaudeAndCodexEdits(t *testing.T) {
 		t.Fatalf("Claude Code's own reservation blocked it")
 	}
 }
+
+// TestReservationBlocksPiEdit: the real Pi's write of a path another
+// session holds is blocked by the extension's tool_call check (the model
+// reads who holds it); Pi's own reservation never blocks its own write.
+func TestReservationBlocksPiEdit(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w, _ := piWorld(t)
+		dir := w.Project("shared")
+		holder := w.StartPeer("holder")
+		if r := w.Intercom(dir, nil, "--session", holder.ID, "reserve", "held.txt", "--reason", "holder rewrites it"); r.Code != 0 {
+			t.Fatalf("reserve: exit %d: %s", r.Code, r.Stderr)
+		}
+		held, mine := filepath.Join(dir, "held.txt"), filepath.Join(dir, "mine.txt")
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{{Name: "write", Args: map[string]any{"path": "held.txt", "content": "pi was here"}}}},
+			Turn{Calls: []Call{PiBash("intercom reserve mine.txt")}},
+			Turn{Calls: []Call{{Name: "write", Args: map[string]any{"path": "mine.txt", "content": "pi's own"}}}},
+			Turn{Text: "pi done"},
+		)
+		w.RunPiOnce("pi", dir, line, m, "edit the files", nil)
+		if _, err := os.Stat(held); !os.IsNotExist(err) {
+			t.Fatalf("Pi wrote the reserved held.txt (stat: %v)", err)
+		}
+		if !anyRequestHolds(m, "held.txt is reserved by holder", "intercom ask holder") {
+			t.Fatalf("Pi's model was never told who holds held.txt")
+		}
+		if data, err := os.ReadFile(mine); err != nil || string(data) != "pi's own" {
+			t.Fatalf("Pi's write of its own reservation: %q %v", data, err)
+		}
+	})
+}
