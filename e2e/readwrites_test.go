@@ -177,3 +177,25 @@ func TestRunsQuestionReadAtOnce(t *testing.T) {
 	readsAtOnce(t, h, "answer: ", "agent-runs", "questions")
 	rsAwaitOutput(t, h, id, "got: ", rsWait)
 }
+
+// TestReservationWritesReadAtOnce: after an acknowledged reserve, renewal
+// and release, the next `reservations` (and `list`) a script runs shows
+// it, in one write, also through a reader that stops early.
+func TestReservationWritesReadAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	h.Attach("--name", "alpha")
+	h.OK("--session", "alpha", "reserve", "db/schema.sql", "--reason", "migration 42")
+	readsAtOnce(t, h, "migration 42", "intercom", "reservations")
+	readsAtOnce(t, h, "alpha holds db/schema.sql", "intercom", "list")
+	for i := range 10 {
+		if code, seen := grepQ(t, h, "db/schema.sql", "reservations"); !seen || code != 0 {
+			t.Fatalf("read %d after the reserve: match %t, exit %d", i, seen, code)
+		}
+	}
+	h.OK("--session", "alpha", "reserve", "db/schema.sql", "--reason", "migration 43") // a renewal keeps the token
+	readsAtOnce(t, h, "migration 43", "intercom", "reservations")
+	h.OK("--session", "alpha", "release", "db/schema.sql")
+	readsAtOnce(t, h, "No reservations.", "intercom", "reservations")
+	readsAtOnce(t, h, "release", "intercom", "reservations", "--history", "db/schema.sql")
+}

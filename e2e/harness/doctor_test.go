@@ -132,7 +132,7 @@ func TestDoctorCodexProjectTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ = doctorRun(t, w, dir)
-	if c := doctorCheck(t, d, "codex", "project", "hooks"); c.Status != "fail" || !strings.Contains(c.Detail, "4 of 4 intercom hooks not trusted") {
+	if c := doctorCheck(t, d, "codex", "project", "hooks"); c.Status != "fail" || !strings.Contains(c.Detail, "5 of 5 intercom hooks not trusted") {
 		t.Errorf("codex project hooks in a trusted project: %+v", c)
 	}
 	if c := doctorCheck(t, d, "codex", "project", "mcp"); c.Status != "ok" {

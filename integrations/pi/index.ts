@@ -120,8 +120,8 @@ const enumOf = (values: string[], description: string) =>
 
 const intercomParams = Type.Object({
   action: Type.Union(
-    ["list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics"].map((v) => Type.Literal(v)),
-    { description: "list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics" },
+    ["list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics", "reserve", "release", "reservations"].map((v) => Type.Literal(v)),
+    { description: "list, send, ask, reply, pending, status, subscribe, unsubscribe, publish, topics, reserve, release or reservations" },
   ),
   scope: enumOf(["project", "all"], "list/status: project (default) or all"),
   to: str("target session name, id or id prefix; for reply: which ask"),
@@ -147,6 +147,11 @@ const intercomParams = Type.Object({
   event: enumOf(["update", "blocker", "decision", "release"], "publish: update (default), blocker, decision or release"),
   resource: str("publish: the resource this record is about"),
   ownership: enumOf(["held", "released"], "publish: held or released"),
+  paths: Type.Optional(Type.Array(Type.String(), { description: "reserve/release/reservations: files, directories or globs" })),
+  shared: Type.Optional(Type.Boolean({ description: "reserve: a shared lease" })),
+  ttl: str("reserve: lease TTL, e.g. 30m (the default)"),
+  reason: str("reserve: what the lease is for"),
+  all: Type.Optional(Type.Boolean({ description: "release: every lease of this session" })),
 });
 
 const contactParams = Type.Object({
@@ -356,6 +361,22 @@ export default function intercom(pi: any) {
   });
   pi.on("tool_call", async () => {
     toolDepth++;
+  });
+  // Reservations (docs/reservations.md): an edit of a path another session
+  // holds is blocked, with who holds it and how to ask; any problem lets
+  // the call run (one line on stderr).
+  pi.on("tool_call", async (event: any) => {
+    const tool = String(event?.toolName ?? "");
+    if (!["edit", "write", "bash"].includes(tool)) return undefined;
+    try {
+      await ready;
+      if (!session) return undefined;
+      const out = await run(bin, ["--session", session, "reservations", "--check-tool", tool], JSON.stringify(event?.input ?? {}));
+      if (out?.block) return { block: true, reason: String(out.reason ?? "reserved by another session") };
+    } catch (e: any) {
+      console.error(`intercom: reservations not checked: ${oneLine(String(e?.message ?? e))}`);
+    }
+    return undefined;
   });
   // A new turn has no tool running (a call another extension blocked never
   // returned a result).

@@ -91,6 +91,8 @@ type Broker struct {
 	listed   rowCache      // encoded list rows (list_reply.go)
 	hist     historyKeeper // kept messages and records (history.go)
 
+	resv *reservationTable // holders' activity (reservations.go)
+
 	storeDown     chan struct{} // closed once the store is unavailable
 	storeDownOnce sync.Once
 	closeOnce     sync.Once
@@ -167,6 +169,9 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)
 	b.sessions = newSessionTable(b.asks, b.deliv)
+	if b.resv, err = newReservationTable(b.st); err != nil {
+		return nil, err
+	}
 	if b.seq, err = store.NewSequence(b.st); err != nil {
 		return nil, err
 	}
@@ -202,6 +207,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	b.tasks.Go(b.watchStore)
 	b.idle.arm()
 	b.armSweep()
+	b.armReservationSweep()
 	known, _ := b.sessions.counts() // clients may register already
 	log.Info("broker ready", "socket", l.Socket, "home", l.Home, "pid", os.Getpid(), "sessions", known)
 	return b, nil

@@ -75,6 +75,7 @@ func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.resv.touch(out.ID) // activity renews its reservations
 	if becameIdle {
 		b.waiters.wake(out.ID) // queued messages are deliverable now
 		b.tasks.Go(func() { b.deliv.flush(out.ID) })

@@ -19,6 +19,7 @@ func (e *env) renderer() func(wire.Message) string {
 var joinable = map[string]bool{
 	"send": true, "ask": true, "reply": true, "pending": true, "inbox": true, "state": true,
 	"subscribe": true, "unsubscribe": true, "publish": true, "wait": true, "list": true, "status": true, "tool": true,
+	"reserve": true, "release": true, "reservations": true,
 }
 
 // joinAgent sets --session to the agent's session when this command runs

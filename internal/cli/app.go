@@ -71,6 +71,10 @@ type CLI struct {
 	Publish     PublishCmd     `cmd:"" group:"Topics" help:"Replace this session's record on a topic."`
 	Topics      TopicsCmd      `cmd:"" group:"Topics" help:"Show topic records, subscribers and resource owners."`
 
+	Reserve      ReserveCmd      `cmd:"" group:"Reservations" help:"Take leases on project paths (exclusive unless --shared), with fencing tokens."`
+	Release      ReleaseCmd      `cmd:"" group:"Reservations" help:"Let go of this session's leases."`
+	Reservations ReservationsCmd `cmd:"" group:"Reservations" help:"List, check (--check PATH [--token N]) or trace (--history PATH) leases."`
+
 	kongrun.Builtins
 }
 

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/render"
 
 	"github.com/intercom-dev/intercom/internal/hooks"
 )
@@ -47,6 +50,12 @@ Examples:
 // Run answers the hook (hooks.Run). It always returns nil: a hook must
 // never break the agent's turn, so every problem is one line on stderr.
 func (h *HookCmd) Run(e *env) error {
+	if h.Event == PreToolUse && h.Harness != "gemini" {
+		if err := h.preToolUse(e); err != nil { // reservations (pretool.go)
+			fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, render.OneLine(err.Error()))
+		}
+		return nil
+	}
 	hooks.Run(e.ctx, hooks.Call{Harness: h.Harness, Event: h.Event, Hold: h.Hold}, hooks.Env{
 		Connect: e.connectHome, ReplyHint: e.cfg.ReplyHint,
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,

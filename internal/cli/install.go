@@ -13,7 +13,7 @@ import (
 
 // InstallCmd writes intercom's hooks and MCP server into a harness's settings.
 type InstallCmd struct {
-	Harness string        `arg:"" enum:"claude,codex,gemini,pi,opencode" help:"claude, codex, gemini, pi or opencode."`
+	Harness string        `arg:"" enum:"claude,codex,gemini,pi,opencode,git-hook" help:"claude, codex, gemini, pi, opencode, or git-hook (this repository's pre-commit hook refusing reserved paths)."`
 	Project bool          `help:"This project's settings (.claude/, .mcp.json, .codex/, .gemini/, .opencode/) instead of the user's." xor:"scope"`
 	User    bool          `help:"The user's settings (default)." xor:"scope"`
 	DryRun  bool          `name:"dry-run" help:"Show the changes as a diff; write nothing."`
@@ -42,6 +42,10 @@ func (InstallCmd) Help() string {
           ~/.config/opencode; .opencode/ with --project): delivery at tool
           boundaries, injection and wake-up by prompt, the intercom tool,
           INTERCOM_SESSION for the agent's shell commands
+  git-hook: a pre-commit hook in this repository (its hooks directory,
+          shared by its worktrees) refusing a commit of paths another
+          session has reserved; INTERCOM_RESERVATIONS_OVERRIDE=1 overrides
+          it, logged (see docs/reservations.md)
   pi:     intercom's Pi package (integrations/pi: the intercom,
           load_intercom and contact_supervisor tools, delivery, status,
           /intercom) in $PI_CODING_AGENT_DIR/intercom-package (default
@@ -57,7 +61,8 @@ Examples:
   intercom install codex --user
   intercom install gemini
   intercom install opencode
-  PI_CODING_AGENT_DIR=~/.pi/agent intercom install pi`
+  PI_CODING_AGENT_DIR=~/.pi/agent intercom install pi
+  intercom install git-hook   # this repository: pre-commit refuses reserved paths`
 }
 
 func (i *InstallCmd) target() (install.Target, error) {
@@ -85,7 +90,7 @@ func (i *InstallCmd) target() (install.Target, error) {
 		}
 		t.AgentDir = install.PiAgentDir(os.Getenv("PI_CODING_AGENT_DIR"), home)
 	}
-	if i.Project {
+	if i.Project || i.Harness == "git-hook" {
 		t.Project = i.Dir
 		if t.Project == "" {
 			t.Project, _ = os.Getwd()
@@ -128,6 +133,11 @@ func runInstall(e *env, i *InstallCmd, add bool) error {
 			}
 		} else if r.Backup, err = install.Apply(p); err != nil {
 			return fmt.Errorf("write %s: %w", p.Path, err)
+		} else if i.Harness == "git-hook" {
+			err = install.FinishGitHook(p)
+		}
+		if err != nil {
+			return err
 		}
 		results = append(results, r)
 	}

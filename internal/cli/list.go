@@ -51,6 +51,7 @@ func (l *ListCmd) Run(e *env) error {
 		return e.printJSON(wire.ListReply{Sessions: rows})
 	}
 	e.printSessions(rows)
+	e.printHolds(c, rows)
 	return nil
 }
 

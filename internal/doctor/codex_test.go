@@ -69,8 +69,8 @@ func TestCodexHookTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ trust, status, detail string }{
-		{"trusted", OK, "4 intercom hooks trusted"},
-		{"untrusted", Fail, "4 of 4 intercom hooks not trusted"},
+		{"trusted", OK, "5 intercom hooks trusted"},
+		{"untrusted", Fail, "5 of 5 intercom hooks not trusted"},
 		{"modified", Fail, "Stop modified"},
 	} {
 		t.Run(tc.trust, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/reservations"
 )
 
 // Plan is one settings file's change.
@@ -147,7 +148,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 	if hooksMap == nil {
 		hooksMap = map[string]any{}
 	}
-	for _, ev := range hooks.HarnessEvents(t.Harness) {
+	for _, ev := range append(hooks.HarnessEvents(t.Harness), t.preToolEvents()...) {
 		groups, _ := hooksMap[ev].([]any)
 		var kept []any
 		for _, g := range groups {
@@ -175,6 +176,9 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 			g := map[string]any{"hooks": []any{t.hookEntry(ev)}}
 			if ev == hooks.PostToolUse && t.Harness == "claude" {
 				g["matcher"] = "*"
+			}
+			if ev == preToolUse {
+				g["matcher"] = reservations.Matcher(t.Harness)
 			}
 			kept = append(kept, g)
 			if ev == hooks.Stop && t.Harness == "claude" {
@@ -224,6 +228,9 @@ func Plans(t Target, add bool) ([]Plan, error) {
 	}
 	if t.Harness == "pi" {
 		return t.piPlans(add)
+	}
+	if t.Harness == "git-hook" {
+		return t.gitHookPlans(add)
 	}
 	hooksFile, mcpFile := t.files()
 	var out []Plan

@@ -28,7 +28,8 @@ send (non-blocking; steer by default: reaches the peer at its next tool boundary
 ask (blocks until the peer replies; only when you cannot continue without the answer),
 reply (answers the current or single pending ask; "to" picks one of several),
 pending (unresolved inbound asks), subscribe/unsubscribe/publish/topics (quiet shared
-topic state and advisory resource ownership).`
+topic state and advisory resource ownership), reserve/release/reservations (enforced
+leases on files: paths, shared, ttl, reason; another session's edit of a reserved file is blocked).`
 
 // mcpToolDescription adds how an MCP client gets inbound messages.
 const mcpToolDescription = ToolDescription + " New inbound messages are appended to results."
@@ -50,7 +51,7 @@ type Attachment struct {
 
 // ToolInput is the intercom tool's argument object (the reference's names).
 type ToolInput struct {
-	Action       string       `json:"action" jsonschema:"list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics"`
+	Action       string       `json:"action" jsonschema:"list, send, ask, reply, pending, status, subscribe, unsubscribe, publish, topics, reserve, release or reservations"`
 	Scope        string       `json:"scope,omitempty" jsonschema:"list/status: project (default) or all"`
 	To           string       `json:"to,omitempty" jsonschema:"target session name, id or id prefix; for reply: which ask"`
 	Message      string       `json:"message,omitempty"`
@@ -65,6 +66,11 @@ type ToolInput struct {
 	Event        string       `json:"event,omitempty" jsonschema:"publish: update (default), blocker, decision or release"`
 	Resource     string       `json:"resource,omitempty"`
 	Ownership    string       `json:"ownership,omitempty" jsonschema:"held or released"`
+	Paths        []string     `json:"paths,omitempty" jsonschema:"reserve/release/reservations: files, directories or globs, relative to the working directory"`
+	Shared       bool         `json:"shared,omitempty" jsonschema:"reserve: a shared lease"`
+	TTL          string       `json:"ttl,omitempty" jsonschema:"reserve: lease TTL, e.g. 30m (the default)"`
+	Reason       string       `json:"reason,omitempty" jsonschema:"reserve: what the lease is for"`
+	All          bool         `json:"all,omitempty" jsonschema:"release: every lease of this session"`
 }
 
 // ContactInput is contact_supervisor's argument object.
@@ -297,6 +303,8 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 			return "", err
 		}
 		return fmt.Sprintf("Published %s on %s; woke %d subscriber(s).", defaultEvent(in.Event), in.Topic, res.Woken), nil
+	case "reserve", "release", "reservations":
+		return doReservation(ctx, c, self, in)
 	case "topics":
 		if in.Topic != "" {
 			if err := wire.ValidateTopic(in.Topic); err != nil {
@@ -322,7 +330,7 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 		}
 		return b.String(), nil
 	}
-	return "", fmt.Errorf("invalid action %q: want list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics", in.Action)
+	return "", fmt.Errorf("invalid action %q: want list, send, ask, reply, pending, status, subscribe, unsubscribe, publish, topics, reserve, release or reservations", in.Action)
 }
 
 func defaultEvent(e string) string {
@@ -335,7 +343,7 @@ func defaultEvent(e string) string {
 // Closed vocabularies of the intercom tool's arguments, published as enums
 // in its input schema.
 var toolEnums = map[string][]any{
-	"action":    {"list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics"},
+	"action":    {"list", "send", "ask", "reply", "pending", "status", "subscribe", "unsubscribe", "publish", "topics", "reserve", "release", "reservations"},
 	"scope":     {"project", "all"},
 	"delivery":  {wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive},
 	"queueMode": {"stack", "replace"},

@@ -17,6 +17,11 @@ package store
 //	rhost/<host>                       a bridged host once seen (empty)
 //	trace/<message id>                 an acked message's timeline (TTL)
 //	tev/<message id>/<nanos>-<p|f>     a push or fetch of a message (TTL, empty)
+//	hist/<cursor>                      a kept message or topic record (TTL; kind byte + value)
+//	meta/histepoch                     the history's epoch (search indexes rebuild on change)
+//	resv/<project>\x00<resource>       a reservation (lease) of a path
+//	resvh/<project>\x00<resource>/...  a grant or release of a reservation (history)
+//	meta/resvtoken                     the highest fencing token granted (decimal)
 //
 // <seq> is zero-padded to 20 digits, so keys sort in sequence order. Where
 // each stored message is, by id, is not stored: the message index is
@@ -25,7 +30,8 @@ package store
 // Each family belongs to one file, which alone builds and reads its keys
 // and values: sess/ sessions.go; inbox/, outbox/ messages.go; ackd/,
 // dedupe/, pdedupe/ dedupe.go; trec/, tsub/ topics.go; rhost/ hosts.go;
-// trace/, tev/ traces.go; meta/ format.go and seq.go.
+// trace/, tev/ traces.go; hist/, meta/histepoch history.go; resv/, resvh/,
+// meta/resvtoken reservations.go; meta/format, meta/seq format.go and seq.go.
 
 // formatKey holds the store's format version as a decimal string. Stores
 // written before the key existed carry none: their layout is format 1.

@@ -24,11 +24,16 @@ func TestKeyFamiliesApart(t *testing.T) {
 		"event":        traceEventKey("x", time.Unix(1, 0), false),
 		"seq":          seqKey,
 		"format":       formatKey,
+		"history":      historyPrefix + HistoryCursor(1),
+		"histepoch":    historyEpochKey,
+		"reservation":  reservationKey("p", "x"),
+		"resvtoken":    reservationTokenKey,
 	}
 	prefixes := map[string]string{
 		"session": sessionPrefix, "inbox": inboxesPrefix, "outbox": outboxesPrefix, "acked": ackedPrefix,
 		"dedupe": dedupePrefix, "pdedupe": publishDedupePrefix, "record": topicRecordsPrefix,
 		"subscription": topicSubsPrefix, "host": remoteHostsPrefix, "trace": tracePrefix, "event": traceEventsPrefix,
+		"history": historyPrefix, "reservation": reservationsPrefix,
 	}
 	seen := map[string]string{}
 	for family, k := range keys {

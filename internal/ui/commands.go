@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/intercom-dev/intercom/internal/reservations"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -53,6 +54,7 @@ func (m *Model) refreshCmd() tea.Cmd {
 		if r.topics, r.err = c.Topics(ctx, ""); r.err != nil {
 			return r
 		}
+		r.holds = reservations.HeldBy(ctx, c, cwd)
 		if dir != "" {
 			r.runs = loadRuns(runs.Store{Dir: dir})
 		}
@@ -113,6 +115,7 @@ func (m *Model) applyRefresh(r refreshMsg) {
 		return
 	}
 	m.lastErr = ""
+	m.holds = r.holds
 	var rows []wire.Session
 	for _, s := range r.sessions {
 		if !s.Self && s.ID != m.self.ID {

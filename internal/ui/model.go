@@ -64,6 +64,7 @@ type Model struct {
 	sessions   []wire.Session
 	pending    map[string]wire.PendingAsk // unresolved asks addressed to us, by ask id
 	topics     []wire.TopicInfo
+	holds      map[string][]string // session -> reserved paths
 	runs       []runRow
 	refreshing bool
 	lastErr    string
@@ -95,6 +96,7 @@ type (
 		pending  []wire.PendingAsk
 		topics   []wire.TopicInfo
 		runs     []runRow
+		holds    map[string][]string // session -> reserved paths (reservations.go)
 		err      error
 	}
 	incomingMsg struct{ m wire.Message }

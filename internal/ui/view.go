@@ -177,7 +177,7 @@ func (m *Model) sessionsBody(h int) []string {
 	}
 	if m.sel < len(m.sessions) && len(out) < h {
 		s := m.sessions[m.sel]
-		out = append(out, "", m.st.dim.Render("  "+render.Line(render.Tildify(s.Cwd)+modelLabel(s))))
+		out = append(out, "", m.st.dim.Render("  "+render.Line(render.Tildify(s.Cwd)+modelLabel(s)+m.holdsLabel(s.ID))))
 	}
 	return out
 }
