@@ -268,7 +268,7 @@ func TestHooksNeverBlock(t *testing.T) {
 		{name: "not JSON", stdin: "not json", want: "not JSON"},
 		{name: "no session_id", stdin: `{"hook_event_name":"UserPromptSubmit"}`, want: "session_id"},
 		{name: "stdin too large", stdin: `{"session_id":"s-12345678","x":"` + strings.Repeat("y", 16<<20) + `"}`, want: "too large"},
-		{name: "unknown event", stdin: good, want: "unknown hook event", args: []string{"hook", "claude", "PreToolUse"}},
+		{name: "unknown event", stdin: good, want: "unknown hook event", args: []string{"hook", "claude", "PreCompact"}},
 		{name: "unknown harness", stdin: good, want: "unknown harness", args: []string{"hook", "cursor", "Stop"}},
 		{name: "broker unreachable", stdin: good, want: "broker", setup: func(h *H) {
 			h.WriteConfig(`{"brokerCommand": "/nonexistent/intercom-broker"}`)
