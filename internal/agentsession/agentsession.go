@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/lazyre"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -87,12 +88,7 @@ func (s Store) Save(b Binding) error {
 		return err
 	}
 	path := s.file(b.Proc())
-	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write agent binding: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write agent binding: %w", err)
 	}
 	s.prune()

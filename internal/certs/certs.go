@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
@@ -44,16 +45,7 @@ func serial() (*big.Int, error) {
 }
 
 func writePEM(path, typ string, der []byte, mode os.FileMode) error {
-	data := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	return atomicfile.CreateFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
 }
 
 func writeKey(path string, k *ecdsa.PrivateKey) error {
