@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -207,11 +206,7 @@ func (e *env) connectHome(existing bool) (*intercom.Client, error) {
 	})
 }
 
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func (e *env) printJSON(v any) error { return kongrun.PrintJSON(e.stdout, v) }
 
 // self resolves --session to a session id, or "" when unset.
 func (e *env) self(c *intercom.Client) (string, error) {
@@ -234,10 +229,4 @@ func (e *env) needSelf(c *intercom.Client, cmd string) (string, error) {
 		return "", kongrun.Usagef("%s needs --session or INTERCOM_SESSION: the session to act as", cmd)
 	}
 	return e.self(c)
-}
-
-func (e *env) printJSONTo(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

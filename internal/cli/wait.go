@@ -133,7 +133,7 @@ func (w *WaitCmd) show(e *env, msgs []wire.Message) error {
 		out = e.stderr
 	}
 	if e.g.JSON {
-		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages, HeldElsewhere: true})
+		return kongrun.PrintJSON(out, schema.Wait{Messages: messagesJSON(msgs).Messages, HeldElsewhere: true})
 	}
 	fmt.Fprintf(out, "intercom: %d message(s) arrived; the session's holder took them:\n", len(msgs))
 	for _, m := range msgs {
@@ -164,7 +164,7 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, 
 		if len(msgs) == 0 {
 			return nil
 		}
-		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages})
+		return kongrun.PrintJSON(out, schema.Wait{Messages: messagesJSON(msgs).Messages})
 	})
 	if err != nil && len(wake) > 0 {
 		e.log.Warn("ack not confirmed; the session's holder retries it", "err", err)

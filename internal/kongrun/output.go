@@ -2,6 +2,7 @@ package kongrun
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"sync"
 
@@ -57,4 +58,12 @@ func OneWrite(w io.Writer) (io.Writer, func() error) {
 	}
 	o := NewOutput(w)
 	return o, o.Flush
+}
+
+// PrintJSON writes v to w as one JSON line, with <, > and & as they are:
+// the --json output of every command of the four binaries.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

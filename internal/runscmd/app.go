@@ -5,7 +5,6 @@ package runscmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,11 +95,7 @@ func (e *env) connect() (*intercom.Client, error) {
 		BrokerArgs: e.cfg.BrokerArgs, Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "agent-runs"})
 }
 
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func (e *env) printJSON(v any) error { return kongrun.PrintJSON(e.stdout, v) }
 
 // supervisor resolves --supervisor to a session; ok false when unset.
 func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {
