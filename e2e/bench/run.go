@@ -437,7 +437,7 @@ func (r *Results) checkTargets(cfg config) {
 	pick("cold start median (new home)", rowColdFresh, "value", "≤ 50 ms", "ms", 50, true)
 	pick("cold start median (existing home)", rowColdExist, "value", "≤ 50 ms", "ms", 50, true)
 	pick("idle CPU", rowIdleCPU, "value", "≈ 0 (≤ 20 ms per 10 s = 0.2% of a core)", "ms", 20, true)
-	// The reference: a non-durable TypeScript broker measured on this machine.
+	// "reference": pi-intercom, a non-durable TypeScript broker measured on this machine.
 	pick("reference: send→delivered p50", rowDelivered, "p50", "< 43 µs", "µs", 43, true)
 	pick("reference: send→delivered p99", rowDelivered, "p99", "< 239 µs", "µs", 239, true)
 	pick("reference: pipelined throughput", rowPipelined, "value", "> 34,000 msg/s", unitMsgPerSec, 34000, false)

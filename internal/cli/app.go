@@ -138,7 +138,7 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 // hookArgs parses `intercom hook HARNESS EVENT`, given exactly so (as the
 // harnesses run it, at every tool call of every agent), into c without
 // building the whole command tree: kong.New reflects over every command and
-// was a quarter of a hook's CPU (docs/performance.md). The global flags
+// flag, a quarter of a hook process's CPU. The global flags
 // come from their environment variables (the env tags), as kong reads
 // them; any other form goes through kong.
 func hookArgs(args []string, c *CLI) bool {

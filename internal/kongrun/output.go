@@ -14,10 +14,9 @@ import (
 // could be killed half-way by SIGPIPE when its reader stops early: in
 // `intercom topics T | grep -q "tab-4: released"` under `set -o pipefail`,
 // grep exits at the matching line and the next line's write ends intercom
-// with status 141, so the pipeline fails although the state was right (the
-// cause of make demo's "tab-4 not released"). One write of output the pipe
-// can hold completes before the reader has read anything, so it cannot
-// meet a closed pipe. Commands that stream (attach, mcp, ui), or that
+// with status 141, so the pipeline fails although the state was right. One
+// write of output the pipe can hold completes before the reader has read
+// anything, so it cannot meet a closed pipe. Commands that stream (attach, mcp, ui), or that
 // acknowledge what they printed once it is written (hook, wait, inbox), do
 // not use it.
 type Output struct {

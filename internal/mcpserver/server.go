@@ -1,5 +1,5 @@
 // Package mcpserver is `intercom mcp`: an MCP stdio server (official Go
-// SDK) exposing the reference's `intercom` tool and, inside a supervised
+// SDK) exposing the `intercom` tool (pi-intercom's) and, inside a supervised
 // run, `contact_supervisor`. Under an agent harness (Claude Code, Codex,
 // Gemini CLI) it acts as the agent's one session, shared with its hooks and shell commands
 // (package agentsession); under any other MCP client it holds a session of

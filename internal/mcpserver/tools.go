@@ -47,7 +47,7 @@ type Attachment struct {
 	Content  string `json:"content,omitempty"`
 }
 
-// ToolInput is the intercom tool's argument object (the reference's names).
+// ToolInput is the intercom tool's argument object (pi-intercom's names).
 type ToolInput struct {
 	Action       string       `json:"action" jsonschema:"list, send, ask, reply, pending, status, subscribe, unsubscribe, publish or topics"`
 	Scope        string       `json:"scope,omitempty" jsonschema:"list/status: project (default) or all"`

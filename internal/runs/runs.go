@@ -81,7 +81,7 @@ func (r *Run) Finished() bool {
 // Store is the runs directory.
 type Store struct{ Dir string }
 
-// NewID returns a new run id (8 hex digits, like the reference's).
+// NewID returns a new run id: 8 hex digits, as pi-intercom's.
 func NewID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])

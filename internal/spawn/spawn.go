@@ -49,7 +49,7 @@ type Spawner struct {
 	ExistingHome bool
 }
 
-// Timeouts (from the reference).
+// Timeouts, as pi-intercom has them.
 const (
 	connectTimeout = 500 * time.Millisecond
 	spawnWait      = 5 * time.Second
