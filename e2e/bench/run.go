@@ -96,7 +96,7 @@ func quickConfig() config {
 }
 
 // testConfig is the smallest run that still exercises every scenario; the
-// harness test uses it (under the race detector).
+// package test uses it (under the race detector).
 func testConfig() config {
 	c := quickConfig()
 	c.Mode = "test"
@@ -243,7 +243,7 @@ func thousands(n int) string {
 
 type scenario struct {
 	name string
-	fn   func(ctx context.Context, h *harness, cfg config, r *Results) error
+	fn   func(ctx context.Context, h *procOwner, cfg config, r *Results) error
 }
 
 var scenarios = []scenario{
@@ -264,7 +264,7 @@ var scenarios = []scenario{
 // run executes every scenario, prints the Markdown report to stdout and
 // writes the JSON file. A failing scenario is reported and the others still
 // run; the error names every failure.
-func run(ctx context.Context, h *harness, cfg config, stdout, stderr io.Writer) error {
+func run(ctx context.Context, h *procOwner, cfg config, stdout, stderr io.Writer) error {
 	root, err := os.MkdirTemp("", "intercom-bench-")
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // starts the asyncRewake hook at every Stop, so older waits would pile up.
 // The returned context ends when a newer wait takes over, or when harness
 // (if non-zero) ends.
-func (s Store) Supersede(ctx context.Context, session string, harness proctree.Proc) (context.Context, context.CancelFunc, error) {
+func (s Agents) Supersede(ctx context.Context, session string, harness proctree.Proc) (context.Context, context.CancelFunc, error) {
 	me, err := proctree.Get(os.Getpid())
 	if err != nil {
 		return nil, nil, err

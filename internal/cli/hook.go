@@ -172,7 +172,7 @@ func (h *HookCmd) run(e *env) error {
 // holdForWake waits up to d for a waking message to session and hands it
 // to block (which sets what blocked reports); it returns with nothing when
 // d passes.
-func holdForWake(e *env, c *intercom.Client, store agentsession.Store, sid string, d time.Duration, opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
+func holdForWake(e *env, c *intercom.Client, store agentsession.Agents, sid string, d time.Duration, opts agentsession.DeliverOptions, block func(string) error, blocked func() bool) error {
 	deadline := time.Now().Add(d)
 	for left := d; left > 0 && !blocked(); left = time.Until(deadline) {
 		res, err := c.WaitInbox(e.ctx, sid, left, true)

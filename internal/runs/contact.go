@@ -213,7 +213,7 @@ func (ct *Contact) Ask(ctx context.Context, reason, message string, iv *Intervie
 
 // answered saves the answer (the first saved answer wins), marks it
 // consumed and acknowledges the reply message, if it came as one.
-func (ct *Contact) answered(ctx context.Context, st Store, q *Question, text, replyID string) (Reply, error) {
+func (ct *Contact) answered(ctx context.Context, st Files, q *Question, text, replyID string) (Reply, error) {
 	a, _, err := st.SaveAnswer(q.RunID, q.ID, text, "intercom reply")
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return Reply{}, fmt.Errorf("save answer: %w", err)

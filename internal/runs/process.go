@@ -19,7 +19,7 @@ type Launcher func(id string) (*detach.Child, error)
 // "" finds it beside the running executable or on PATH) for the runs in st, with INTERCOM_HOME=home and
 // the owner's output in the run's owner.log. The owner reports readiness
 // once it has recorded the launch (running, or failed).
-func OwnerLauncher(exe, home string, st Store) Launcher {
+func OwnerLauncher(exe, home string, st Files) Launcher {
 	return func(id string) (*detach.Child, error) {
 		exe := exe
 		if exe == "" {

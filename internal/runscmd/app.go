@@ -50,7 +50,7 @@ type env struct {
 	stderr io.Writer
 	g      *Globals
 	layout paths.Layout
-	store  runs.Store
+	files  runs.Files
 	cfg    config.Config
 	log    *slog.Logger
 }
@@ -79,7 +79,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return e.report(err)
 		}
-		e.store = runs.Open(e.layout.Home)
+		e.files = runs.Open(e.layout.Home)
 		return e.report(kctx.Run(e))
 	})
 }

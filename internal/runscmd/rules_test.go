@@ -31,7 +31,7 @@ func TestOutcomeAndExitLine(t *testing.T) {
 }
 
 func TestSummariesPreviewAnswerPathAndCommand(t *testing.T) {
-	st := runs.Store{Dir: t.TempDir()}
+	st := runs.Files{Dir: t.TempDir()}
 	decision := &runs.Question{ID: "q00000001", RunID: "78f659a3", Agent: "worker", Reason: runs.ReasonDecision, Message: "Which database?"}
 	interview := &runs.Question{ID: "q00000002", RunID: "78f659a3", Agent: "worker", Reason: runs.ReasonInterview, Message: "Setup",
 		Interview: &runs.Interview{Title: "Choices", Questions: []runs.InterviewQuestion{{ID: "db", Question: "Which database?"}, {ID: "os", Question: "Which OS?"}}}}
