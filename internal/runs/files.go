@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
@@ -58,4 +59,27 @@ func withLock(path string, fn func() error) error {
 	}
 	defer f.Close()
 	return fn()
+}
+
+// loadEach loads every directory in dir with load, by name, passing over
+// those that do not load (being written, or not a record); a missing dir
+// holds none.
+func loadEach[T any](dir string, load func(name string) (T, error)) ([]T, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if v, err := load(e.Name()); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

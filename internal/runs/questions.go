@@ -162,21 +162,9 @@ func (s Files) MarkConsumed(run, qid string) error {
 
 // Questions returns the questions of a run.
 func (s Files) Questions(run string) ([]*Question, error) {
-	dir := filepath.Join(s.RunDir(run), "questions")
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []*Question
-	for _, e := range ents {
-		if q, err := s.LoadQuestion(run, e.Name()); err == nil {
-			out = append(out, q)
-		}
-	}
-	return out, nil
+	return loadEach(filepath.Join(s.RunDir(run), "questions"), func(qid string) (*Question, error) {
+		return s.LoadQuestion(run, qid)
+	})
 }
 
 // Unresolved reports whether a question still waits for an answer.

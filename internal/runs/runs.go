@@ -156,23 +156,9 @@ func (s Files) Update(id string, fn func(*Run) error) (*Run, error) {
 
 // List returns every run, newest first.
 func (s Files) List() ([]*Run, error) {
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	out, err := loadEach(s.Dir, s.Load)
 	if err != nil {
 		return nil, err
-	}
-	var out []*Run
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		r, err := s.Load(e.Name())
-		if err != nil {
-			continue
-		}
-		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	return out, nil
