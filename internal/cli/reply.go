@@ -57,7 +57,7 @@ func (r *ReplyCmd) Run(e *env) error {
 	case errors.Is(err, intercom.ErrNoAsk) && r.To != "":
 		return fmt.Errorf("no pending ask matches %q (see `intercom --session %s pending`)", r.To, shellQuote(e.g.Session))
 	case errors.As(err, &many):
-		return many.Specify("--to")
+		return fmt.Errorf("Multiple pending asks — specify --to: %s", many.Choices(render.Line))
 	case err != nil && a.AskID != "":
 		return fmt.Errorf("reply to %s: %w", a.From.Name, err)
 	case err != nil:

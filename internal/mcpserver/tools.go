@@ -211,7 +211,7 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 		}
 		a, res, err := c.Reply(ctx, self, cmp.Or(in.To, in.ReplyTo), in.Message, nil)
 		if many := (*intercom.AmbiguousAskError)(nil); errors.As(err, &many) {
-			return "", many.Specify("`to`")
+			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", many.Choices(render.Line))
 		}
 		if err != nil {
 			return "", err

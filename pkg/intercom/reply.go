@@ -7,11 +7,9 @@ package intercom
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/intercom-dev/intercom/internal/presence"
-	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -25,22 +23,21 @@ type AmbiguousAskError struct {
 	Asks []wire.PendingAsk
 }
 
-// Choices lists the candidates, "ASK_ID (from NAME), …", each name made
-// safe to print (a remote peer chooses it).
-func (e *AmbiguousAskError) Choices() string {
+// Choices lists the candidates, "ASK_ID (from NAME), …", each name passed
+// through safe: a remote peer chooses it, so what prints it makes it safe
+// to print (render.Line).
+func (e *AmbiguousAskError) Choices(safe func(string) string) string {
 	ids := make([]string, 0, len(e.Asks))
 	for _, a := range e.Asks {
-		ids = append(ids, fmt.Sprintf("%s (from %s)", a.AskID, render.Line(a.From.Name)))
+		ids = append(ids, a.AskID+" (from "+safe(a.From.Name)+")")
 	}
 	return strings.Join(ids, ", ")
 }
 
-func (e *AmbiguousAskError) Error() string { return "Multiple pending asks: " + e.Choices() }
-
-// Specify is the error a caller reports, naming its own field or flag
-// that picks one ask ("--to", "`to`").
-func (e *AmbiguousAskError) Specify(field string) error {
-	return fmt.Errorf("Multiple pending asks — specify %s: %s", field, e.Choices())
+// Error lists the candidates as they are; the command lines' error report
+// escapes what it prints.
+func (e *AmbiguousAskError) Error() string {
+	return "Multiple pending asks: " + e.Choices(func(s string) string { return s })
 }
 
 // PickAsk chooses the pending ask a reply answers. With no target it is the
