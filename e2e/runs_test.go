@@ -137,7 +137,7 @@ func rsStart(t *testing.T, h *H, dir, supervisor string, args ...string) string 
 	return res.RunID
 }
 
-func rsStore(h *H) runs.Store { return runs.Store{Dir: h.Layout.RunsDir()} }
+func rsStore(h *H) runs.Files { return runs.Files{Dir: h.Layout.RunsDir()} }
 
 func rsLoad(t *testing.T, h *H, id string) *runs.Run {
 	t.Helper()
@@ -1407,7 +1407,7 @@ func TestUIAnswerAnswersRealRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), rsWait)
 	defer cancel()
 	store := rsStore(h)
-	answer := ui.DeskAnswer(runs.Desk{Store: store, Launch: runs.OwnerLauncher("", h.Home, store),
+	answer := ui.DeskAnswer(runs.Desk{Files: store, Launch: runs.OwnerLauncher("", h.Home, store),
 		Connect: func() (*intercom.Client, error) { return intercom.Connect(ctx, intercom.Options{Home: h.Home}) }})
 
 	script := rsScript(t, h.Cwd, "child.sh", `

@@ -29,7 +29,7 @@ func TestBenchHarness(t *testing.T) {
 	cfg.Out = filepath.Join(t.TempDir(), "bench.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	h := newHarness()
+	h := newProcOwner()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, h, cfg, &stdout, &stderr)
 	h.killAll()

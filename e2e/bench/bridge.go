@@ -31,7 +31,7 @@ var benchQuotas = []string{"--max-msgs-per-sec", "1000000", "--max-bytes-per-sec
 
 // bridgeMesh is n brokers and their bridges.
 type bridgeMesh struct {
-	h       *harness
+	h       *procOwner
 	names   []string
 	brokers []*broker
 	bridges []*proc
@@ -49,7 +49,7 @@ func (m *bridgeMesh) stop() {
 }
 
 // startMesh starts n brokers and links them: host 0 serves, the others join.
-func (h *harness) startMesh(ctx context.Context, name string, n int) (*bridgeMesh, error) {
+func (h *procOwner) startMesh(ctx context.Context, name string, n int) (*bridgeMesh, error) {
 	bin, err := resolveBridge(ctx, h.root)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func awaitRemote(ctx context.Context, c *intercom.Client, target string, timeout
 
 // benchBridgeLatency: serial sends from a session of h1 to a holder on h2,
 // through h0's hub; each waits for its arrival before the next.
-func benchBridgeLatency(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchBridgeLatency(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	m, err := h.startMesh(ctx, "bridge-latency", 3)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func benchBridgeLatency(ctx context.Context, h *harness, cfg config, r *Results)
 // benchBridgeFanin: sessions on h0..h3 (the hub's host among them) send to
 // one holder on h4, each with cfg.BridgeDepth sends in flight; messages
 // per second until every one is delivered and acked, exactly once.
-func benchBridgeFanin(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchBridgeFanin(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	m, err := h.startMesh(ctx, "bridge-fanin", 5)
 	if err != nil {
 		return err

@@ -19,10 +19,10 @@ import (
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
-// harness owns every process the bench starts, so that none outlives it:
+// procOwner owns every process the bench starts, so that none outlives it:
 // brokers started directly get Pdeathsig, auto-spawned ones are adopted by
 // pid as soon as they are known, and killAll ends whatever is left.
-type harness struct {
+type procOwner struct {
 	root   string // temporary directory of this run
 	bin    string // intercom-broker
 	profil string // profile directory, "" for none
@@ -31,7 +31,7 @@ type harness struct {
 	procs map[int]*proc
 }
 
-// proc is a process the harness must end.
+// proc is a process the procOwner must end.
 type proc struct {
 	name   string
 	pid    int
@@ -39,22 +39,22 @@ type proc struct {
 	done   chan struct{} // closed when reaped; nil when another goroutine reaps it
 }
 
-func newHarness() *harness { return &harness{procs: map[int]*proc{}} }
+func newProcOwner() *procOwner { return &procOwner{procs: map[int]*proc{}} }
 
-func (h *harness) adopt(p *proc) {
+func (h *procOwner) adopt(p *proc) {
 	h.mu.Lock()
 	h.procs[p.pid] = p
 	h.mu.Unlock()
 }
 
-func (h *harness) forget(p *proc) {
+func (h *procOwner) forget(p *proc) {
 	h.mu.Lock()
 	delete(h.procs, p.pid)
 	h.mu.Unlock()
 }
 
 // killAll terminates every process still known, politely first.
-func (h *harness) killAll() {
+func (h *procOwner) killAll() {
 	h.mu.Lock()
 	ps := make([]*proc, 0, len(h.procs))
 	for _, p := range h.procs {
@@ -74,7 +74,7 @@ func (h *harness) killAll() {
 
 // stop sends SIGTERM, waits up to grace for the exit (the broker writes its
 // profiles and closes Badger), then SIGKILLs.
-func (h *harness) stop(p *proc, grace time.Duration) {
+func (h *procOwner) stop(p *proc, grace time.Duration) {
 	if p == nil {
 		return
 	}
@@ -117,13 +117,13 @@ var brokerConfigs = map[string]string{}
 // broker is a broker started by the bench for one scenario.
 type broker struct {
 	*proc
-	h  *harness
+	h  *procOwner
 	up time.Duration // from exec to the socket accepting
 }
 
 // startBroker runs the broker binary on a fresh INTERCOM_HOME named after the
 // scenario, with idle exit off, and waits until its socket accepts.
-func (h *harness) startBroker(ctx context.Context, name string) (*broker, error) {
+func (h *procOwner) startBroker(ctx context.Context, name string) (*broker, error) {
 	home := filepath.Join(h.root, name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (b *broker) CPU() (time.Duration, error) {
 
 // adoptSpawned finds the broker an auto-spawning client started for layout
 // (from its pid file) and takes charge of it.
-func (h *harness) adoptSpawned(l paths.Layout) (*proc, error) {
+func (h *procOwner) adoptSpawned(l paths.Layout) (*proc, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		rec, err := pidfile.Read(l.PidFile())
@@ -265,7 +265,7 @@ func (h *harness) adoptSpawned(l paths.Layout) (*proc, error) {
 }
 
 // isOurBroker reports whether pid runs the bench's broker binary.
-func (h *harness) isOurBroker(pid int) bool {
+func (h *procOwner) isOurBroker(pid int) bool {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		return false

@@ -107,10 +107,10 @@ type floorServer struct {
 	dir   string
 	stdin io.WriteCloser
 	p     *proc
-	h     *harness
+	h     *procOwner
 }
 
-func startFloorServer(h *harness) (*floorServer, error) {
+func startFloorServer(h *procOwner) (*floorServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func samplePayload(cfg config) []byte {
 	return mustJSON(req)
 }
 
-func benchFloor(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchFloor(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	fs, err := startFloorServer(h)
 	if err != nil {
 		return err

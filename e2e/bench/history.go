@@ -37,7 +37,7 @@ func rowIndexRate(n int) string {
 	return fmt.Sprintf("search: indexing %s messages (catch-up)", thousands(n))
 }
 
-func benchFaninNoHistory(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchFaninNoHistory(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	rate, cpu, err := flood(ctx, h, cfg, "fanin-nohistory", cfg.FaninSenders, cfg.FaninPer, cfg.FaninDepth)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func searchSize(cfg config) int {
 // benchSearch indexes generated messages (20 words each from a vocabulary
 // of 5,000) through the index's own catch-up, then times searches for
 // random words and pairs of words.
-func benchSearch(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchSearch(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	home := filepath.Join(h.root, "search")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err

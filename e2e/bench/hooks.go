@@ -85,7 +85,7 @@ type hookAgent struct {
 	session string
 }
 
-func newHookAgent(ctx context.Context, h *harness, b *broker, n int) (*hookAgent, error) {
+func newHookAgent(ctx context.Context, h *procOwner, b *broker, n int) (*hookAgent, error) {
 	stand := exec.CommandContext(ctx, "sleep", "3600")
 	stand.SysProcAttr = childAttr()
 	if err := stand.Start(); err != nil {
@@ -117,7 +117,7 @@ func (a *hookAgent) hook(ctx context.Context, cli, event string, in []byte) (str
 	return out.String(), d, err
 }
 
-func benchHooks(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	cli, err := resolveCLI(ctx, cfg.CLI, h.root)
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func (a *hookAgent) start(ctx context.Context, cli string) error {
 	return err
 }
 
-func hookStorm(ctx context.Context, h *harness, cfg config, r *Results, b *broker, cli string) error {
+func hookStorm(ctx context.Context, h *procOwner, cfg config, r *Results, b *broker, cli string) error {
 	agents := make([]*hookAgent, cfg.StormAgents)
 	for i := range agents {
 		a, err := newHookAgent(ctx, h, b, i+1)
@@ -301,7 +301,7 @@ func hookStorm(ctx context.Context, h *harness, cfg config, r *Results, b *broke
 
 // endHolders ends the stand-in harnesses of this scenario and waits (up to
 // 15 s) for the session holders their SessionStart hooks started to exit.
-func endHolders(h *harness, b *broker) {
+func endHolders(h *procOwner, b *broker) {
 	h.mu.Lock()
 	var stands []*proc
 	for _, p := range h.procs {

@@ -18,7 +18,7 @@ type pair struct {
 	a, bob *intercom.Session
 }
 
-func newPair(ctx context.Context, h *harness, name string) (*pair, error) {
+func newPair(ctx context.Context, h *procOwner, name string) (*pair, error) {
 	b, err := h.startBroker(ctx, name)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (p *pair) close() {
 // benchLatency: serial steer sends alice→bob; each send waits for its
 // acceptance (durable) and for its arrival at bob's holder before the next.
 // bob acks every message (batched, off the timed path).
-func benchLatency(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchLatency(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	p, err := newPair(ctx, h, "latency")
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func benchLatency(ctx context.Context, h *harness, cfg config, r *Results) error
 // benchAsk: serial asks alice→bob; bob's holder replies to each as soon as
 // it arrives. Timed from Ask until it returns the reply (Ask also acks the
 // reply durably for alice before returning).
-func benchAsk(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchAsk(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	p, err := newPair(ctx, h, "ask")
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // auto-spawns the broker binary) until the first session is registered;
 // median of ColdN runs, on a new home each time and on one existing home
 // whose broker had stopped (the usual case after an idle exit).
-func benchColdStart(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchColdStart(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	fresh := make([]time.Duration, 0, cfg.ColdN)
 	for i := range cfg.ColdN {
 		d, err := coldOnce(ctx, h, filepath.Join(h.root, fmt.Sprintf("cold-new-%d", i)))
@@ -54,7 +54,7 @@ func benchColdStart(ctx context.Context, h *harness, cfg config, r *Results) err
 	return nil
 }
 
-func coldOnce(ctx context.Context, h *harness, home string) (time.Duration, error) {
+func coldOnce(ctx context.Context, h *procOwner, home string) (time.Duration, error) {
 	l, err := paths.Resolve(home, "")
 	if err != nil {
 		return 0, err
@@ -86,7 +86,7 @@ func coldOnce(ctx context.Context, h *harness, home string) (time.Duration, erro
 
 // benchIdle: the broker's CPU time (utime+stime) over IdleFor with
 // IdleSessions attached holders that do nothing, scaled to 10 s.
-func benchIdle(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchIdle(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	b, err := h.startBroker(ctx, "idle")
 	if err != nil {
 		return err

@@ -59,7 +59,7 @@ func main() {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHarness()
+	h := newProcOwner()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {

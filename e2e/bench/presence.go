@@ -15,7 +15,7 @@ import (
 // benchPresence attaches N holder sessions from a few pkg clients in this
 // process (many sessions share one connection), then times `list --scope
 // all` from another client and reads the broker's RSS.
-func benchPresence(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchPresence(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	for _, pc := range cfg.Presence {
 		if err := presenceCase1(ctx, h, cfg, pc, r); err != nil {
 			return fmt.Errorf("%d sessions: %w", pc.Sessions, err)
@@ -24,7 +24,7 @@ func benchPresence(ctx context.Context, h *harness, cfg config, r *Results) erro
 	return nil
 }
 
-func presenceCase1(ctx context.Context, h *harness, cfg config, pc presenceCase, r *Results) error {
+func presenceCase1(ctx context.Context, h *procOwner, cfg config, pc presenceCase, r *Results) error {
 	name := fmt.Sprintf("presence-%d", pc.Sessions)
 	if pc.LongNames {
 		name += "-long"

@@ -96,7 +96,7 @@ func quickConfig() config {
 }
 
 // testConfig is the smallest run that still exercises every scenario; the
-// harness test uses it (under the race detector).
+// package test uses it (under the race detector).
 func testConfig() config {
 	c := quickConfig()
 	c.Mode = "test"
@@ -243,7 +243,7 @@ func thousands(n int) string {
 
 type scenario struct {
 	name string
-	fn   func(ctx context.Context, h *harness, cfg config, r *Results) error
+	fn   func(ctx context.Context, h *procOwner, cfg config, r *Results) error
 }
 
 var scenarios = []scenario{
@@ -264,7 +264,7 @@ var scenarios = []scenario{
 // run executes every scenario, prints the Markdown report to stdout and
 // writes the JSON file. A failing scenario is reported and the others still
 // run; the error names every failure.
-func run(ctx context.Context, h *harness, cfg config, stdout, stderr io.Writer) error {
+func run(ctx context.Context, h *procOwner, cfg config, stdout, stderr io.Writer) error {
 	root, err := os.MkdirTemp("", "intercom-bench-")
 	if err != nil {
 		return err
@@ -437,7 +437,7 @@ func (r *Results) checkTargets(cfg config) {
 	pick("cold start median (new home)", rowColdFresh, "value", "≤ 50 ms", "ms", 50, true)
 	pick("cold start median (existing home)", rowColdExist, "value", "≤ 50 ms", "ms", 50, true)
 	pick("idle CPU", rowIdleCPU, "value", "≈ 0 (≤ 20 ms per 10 s = 0.2% of a core)", "ms", 20, true)
-	// The reference: a non-durable TypeScript broker measured on this machine.
+	// "reference": pi-intercom, a non-durable TypeScript broker measured on this machine.
 	pick("reference: send→delivered p50", rowDelivered, "p50", "< 43 µs", "µs", 43, true)
 	pick("reference: send→delivered p99", rowDelivered, "p99", "< 239 µs", "µs", 239, true)
 	pick("reference: pipelined throughput", rowPipelined, "value", "> 34,000 msg/s", unitMsgPerSec, 34000, false)

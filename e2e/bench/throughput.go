@@ -12,7 +12,7 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-func benchPipelined(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchPipelined(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	rate, cpu, err := flood(ctx, h, cfg, "pipelined", 1, cfg.PipelineN, cfg.PipelineDepth)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func benchPipelined(ctx context.Context, h *harness, cfg config, r *Results) err
 	return nil
 }
 
-func benchFanin(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchFanin(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	rate, cpu, err := flood(ctx, h, cfg, "fanin", cfg.FaninSenders, cfg.FaninPer, cfg.FaninDepth)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func benchFanin(ctx context.Context, h *harness, cfg config, r *Results) error {
 	return nil
 }
 
-func benchFaninSerial(ctx context.Context, h *harness, cfg config, r *Results) error {
+func benchFaninSerial(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	rate, _, err := flood(ctx, h, cfg, "fanin-serial", cfg.FaninSenders, cfg.SerialFaninPer, 1)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func benchFaninSerial(ctx context.Context, h *harness, cfg config, r *Results) e
 // per second from the first send until every message is delivered and
 // acked, and the broker's CPU time per message (send and ack) meanwhile;
 // then it checks exactly-once delivery.
-func flood(ctx context.Context, h *harness, cfg config, name string, senders, per, depth int) (float64, float64, error) {
+func flood(ctx context.Context, h *procOwner, cfg config, name string, senders, per, depth int) (float64, float64, error) {
 	b, err := h.startBroker(ctx, name)
 	if err != nil {
 		return 0, 0, err

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/lazyre"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -49,20 +50,21 @@ type Binding struct {
 // Proc is the harness process of b.
 func (b Binding) Proc() proctree.Proc { return proctree.Proc{Pid: b.Pid, Start: b.Start} }
 
-// Store holds the bindings of one intercom home.
-type Store struct{ dir string }
+// Agents is the agents directory of one intercom home: each harness
+// process's binding to its session, the delivery locks, the rewake records.
+type Agents struct{ dir string }
 
-// Open returns the store of home.
-func Open(home string) Store { return Store{dir: filepath.Join(home, "agents")} }
+// Open returns the agents directory of home.
+func Open(home string) Agents { return Agents{dir: filepath.Join(home, "agents")} }
 
 // Dir is where bindings and delivery locks live.
-func (s Store) Dir() string { return s.dir }
+func (s Agents) Dir() string { return s.dir }
 
-func (s Store) file(p proctree.Proc) string { return filepath.Join(s.dir, p.Key()+".json") }
+func (s Agents) file(p proctree.Proc) string { return filepath.Join(s.dir, p.Key()+".json") }
 
 // Load reads the binding of harness p (ok false when there is none, or it
 // was written on another boot).
-func (s Store) Load(p proctree.Proc) (Binding, bool) {
+func (s Agents) Load(p proctree.Proc) (Binding, bool) {
 	data, err := os.ReadFile(s.file(p))
 	if err != nil {
 		return Binding{}, false
@@ -78,7 +80,7 @@ func (s Store) Load(p proctree.Proc) (Binding, bool) {
 }
 
 // Save writes b atomically, then removes bindings of harnesses that ended.
-func (s Store) Save(b Binding) error {
+func (s Agents) Save(b Binding) error {
 	if err := paths.EnsurePrivateDir(s.dir); err != nil {
 		return err
 	}
@@ -87,12 +89,7 @@ func (s Store) Save(b Binding) error {
 		return err
 	}
 	path := s.file(b.Proc())
-	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write agent binding: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write agent binding: %w", err)
 	}
 	s.prune()
@@ -103,7 +100,7 @@ var bindingFile = lazyre.New(`^(\d+)-(\d+)\.json$`)
 
 // prune removes the bindings (and delivery locks' neighbours) of harness
 // processes that no longer run.
-func (s Store) prune() {
+func (s Agents) prune() {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
@@ -124,7 +121,7 @@ func (s Store) prune() {
 
 // Nearest returns the binding of the nearest bound ancestor of this
 // process (INTERCOM_HARNESS_PID, when set, is looked at first).
-func (s Store) Nearest() (Binding, bool) {
+func (s Agents) Nearest() (Binding, bool) {
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return Binding{}, false
 	}
@@ -142,7 +139,7 @@ func (s Store) Nearest() (Binding, bool) {
 }
 
 // StillBound reports whether harness p is alive and still bound to session.
-func (s Store) StillBound(p proctree.Proc, session string) bool {
+func (s Agents) StillBound(p proctree.Proc, session string) bool {
 	if !proctree.Alive(p) {
 		return false
 	}

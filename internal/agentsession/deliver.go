@@ -26,7 +26,7 @@ type DeliverOptions struct {
 // (the part in flight is recorded beside the bindings). It holds the
 // session's delivery lock throughout, so two deliverers of one agent never
 // hand a message over twice. A write error acknowledges nothing.
-func (s Store) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (Batch, error) {
+func (s Agents) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (Batch, error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
 		return Batch{}, err
@@ -98,7 +98,7 @@ type WholeOptions struct {
 // is called once, also with none. A write error acknowledges nothing. It
 // returns what was written; an error after that is the acknowledgement's
 // (the session's holder retries it).
-func (s Store) DeliverWhole(ctx context.Context, c *intercom.Client, session string, o WholeOptions, write func([]wire.Message) error) ([]wire.Message, error) {
+func (s Agents) DeliverWhole(ctx context.Context, c *intercom.Client, session string, o WholeOptions, write func([]wire.Message) error) ([]wire.Message, error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ type Request struct {
 // (`intercom hold`) for as long as p runs. A hook's harness session id
 // decides the session (cc-<id>, cx-<id>); a binding made before any hook
 // ran (by the MCP server or a shell command) is adopted by the first hook.
-func (s Store) Join(ctx context.Context, c *intercom.Client, home string, p proctree.Proc, r Request) (Binding, error) {
+func (s Agents) Join(ctx context.Context, c *intercom.Client, home string, p proctree.Proc, r Request) (Binding, error) {
 	unlock, err := lockFile(ctx, s.dir, p.Key()+".lock")
 	if err != nil {
 		return Binding{}, err
@@ -133,7 +133,7 @@ const holderWait = 10 * time.Second
 // LockDelivery serialises delivery to session between the processes that
 // deliver for one agent (hooks, MCP server, wait): each takes it around
 // fetch, hand-over and acknowledgement, so no message is handed over twice.
-func (s Store) LockDelivery(ctx context.Context, session string) (func(), error) {
+func (s Agents) LockDelivery(ctx context.Context, session string) (func(), error) {
 	return lockFile(ctx, s.dir, "deliver-"+session+".lock")
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 )
 
 // loadProgress reads the part delivery in flight recorded at path (nil
@@ -30,9 +32,5 @@ func saveProgress(path string, p *Progress) error {
 		return nil
 	}
 	data, _ := json.Marshal(p)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, data, 0o600)
 }

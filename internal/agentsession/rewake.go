@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/proctree"
 )
 
@@ -15,7 +16,7 @@ import (
 // starts the asyncRewake hook at every Stop, so older waits would pile up.
 // The returned context ends when a newer wait takes over, or when harness
 // (if non-zero) ends.
-func (s Store) Supersede(ctx context.Context, session string, harness proctree.Proc) (context.Context, context.CancelFunc, error) {
+func (s Agents) Supersede(ctx context.Context, session string, harness proctree.Proc) (context.Context, context.CancelFunc, error) {
 	me, err := proctree.Get(os.Getpid())
 	if err != nil {
 		return nil, nil, err
@@ -24,10 +25,7 @@ func (s Store) Supersede(ctx context.Context, session string, harness proctree.P
 		return nil, nil, err
 	}
 	path := filepath.Join(s.dir, "rewake-"+session)
-	if err := os.WriteFile(path+".tmp"+me.Key(), []byte(me.Key()+"\n"), 0o600); err != nil {
-		return nil, nil, fmt.Errorf("record rewake wait: %w", err)
-	}
-	if err := os.Rename(path+".tmp"+me.Key(), path); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(me.Key()+"\n"), 0o600); err != nil {
 		return nil, nil, fmt.Errorf("record rewake wait: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -89,3 +89,26 @@ func Read(r io.Reader, what string, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// Tail reads the end of path: from offset from (0 when the file is shorter
+// than from, as after a rotation) to the end, but at most its last limit
+// bytes. A file that cannot be read reads as empty.
+func Tail(path string, from, limit int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	size := fi.Size()
+	if size < from {
+		from = 0
+	}
+	from = max(from, size-limit)
+	buf := make([]byte, size-from)
+	n, _ := f.ReadAt(buf, from)
+	return buf[:n]
+}

@@ -75,3 +75,28 @@ func TestRead(t *testing.T) {
 		t.Errorf("got %q, %v", data, err)
 	}
 }
+
+func TestTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		from, limit int64
+		want        string
+	}{
+		{0, 100, "0123456789"},
+		{4, 100, "456789"},
+		{0, 3, "789"},
+		{4, 3, "789"},
+		{50, 100, "0123456789"}, // shorter than from: rotated, all of it
+		{10, 100, ""},
+	} {
+		if got := string(Tail(path, tc.from, tc.limit)); got != tc.want {
+			t.Errorf("Tail(from %d, limit %d) = %q, want %q", tc.from, tc.limit, got, tc.want)
+		}
+	}
+	if got := Tail(filepath.Join(t.TempDir(), "missing"), 0, 10); len(got) != 0 {
+		t.Errorf("Tail of a missing file = %q, want empty", got)
+	}
+}

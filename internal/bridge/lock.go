@@ -1,12 +1,13 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"syscall"
 
+	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/paths"
 )
 
@@ -29,16 +30,12 @@ func Lock(home string) (release func(), err error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bridge.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open bridge lock: %w", err)
+	f, err := flock.Acquire(context.Background(), path, 0, 0)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("%w (lock %s held); stop it first", ErrAnotherBridge, path)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (lock %s held); stop it first", ErrAnotherBridge, path)
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	if err != nil {
+		return nil, err
 	}
 	return func() { f.Close() }, nil
 }

@@ -5,7 +5,6 @@ package bridgecmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,9 +87,7 @@ func (e *env) report(err error) int {
 // print writes v as one JSON line with --json, else the text.
 func (e *env) print(v any, text string) error {
 	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(v)
+		return kongrun.PrintJSON(e.stdout, v)
 	}
 	_, err := fmt.Fprintln(e.stdout, text)
 	return err

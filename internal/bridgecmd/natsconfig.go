@@ -2,14 +2,14 @@ package bridgecmd
 
 import (
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/kongrun"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bridge"
 	"github.com/intercom-dev/intercom/internal/certs"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
 
@@ -86,8 +86,8 @@ func (n *NATSConfigCmd) Run(e *env) error {
 		return kongrun.Usage(err)
 	}
 	if n.Output != "" {
-		if err := os.WriteFile(n.Output, []byte(text), 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", n.Output, err)
+		if err := atomicfile.WriteFile(n.Output, []byte(text), 0o600); err != nil {
+			return err
 		}
 		return e.print(schema.NATSConfig{Written: n.Output, Hosts: kept}, fmt.Sprintf("wrote %s (hosts: %s)", n.Output, strings.Join(kept, ", ")))
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/gateway"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
@@ -216,29 +218,9 @@ func Start(opts Options) (_ *Broker, err error) {
 // lockBroker takes an exclusive flock held for the broker's life, waiting a
 // little for a predecessor that is shutting down.
 func lockBroker(path string, wait time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open broker lock: %w", err)
+	f, err := flock.Acquire(context.Background(), path, wait, 50*time.Millisecond)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("%w for %s (lock %s held)", ErrAlreadyRunning, filepath.Dir(path), path)
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("%w for %s (lock %s held)", ErrAlreadyRunning, filepathDir(path), path)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func filepathDir(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return p
+	return f, err
 }

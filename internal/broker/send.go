@@ -19,7 +19,7 @@ import (
 // holder early while it is being persisted (pushEarly), and answered once
 // it is on disk (send_commit.go).
 
-// Replace-mode coalescing window and caps (from the reference).
+// Replace-mode coalescing window and caps, as pi-intercom has them.
 const (
 	replaceWindow     = 1500 * time.Millisecond
 	maxReplacePerFrom = 100

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
@@ -39,21 +40,22 @@ func ValidName(n string) error {
 	return nil
 }
 
-func serial() (*big.Int, error) {
-	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+// newKey returns a new P-256 key and a random 127-bit serial number for
+// the certificate that carries it.
+func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, sn, nil
 }
 
 func writePEM(path, typ string, der []byte, mode os.FileMode) error {
-	data := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	return atomicfile.CreateFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
 }
 
 func writeKey(path string, k *ecdsa.PrivateKey) error {
@@ -72,11 +74,7 @@ func Init(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, CAKey)); err == nil {
 		return fmt.Errorf("a CA already exists in %s; refusing to overwrite it", dir)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	sn, err := serial()
+	key, sn, err := newKey()
 	if err != nil {
 		return err
 	}
@@ -146,11 +144,7 @@ func Issue(dir, name string, notBefore time.Time, validFor time.Duration) error 
 	if err != nil {
 		return err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	sn, err := serial()
+	key, sn, err := newKey()
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/bounded"
 	"io/fs"
 	"math/big"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/atomicfile"
+	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
 // DefaultCRLValidity is how long a revocation list written by Revoke or
@@ -105,15 +106,10 @@ func writeCRL(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, entries
 	if err != nil {
 		return fmt.Errorf("write revocation list: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, CRLNumber), []byte(number.String()+"\n"), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, CRLNumber), []byte(number.String()+"\n"), 0o600); err != nil {
 		return fmt.Errorf("record the CRL number: %w", err)
 	}
-	tmp := filepath.Join(dir, CRL+".tmp")
-	os.Remove(tmp)
-	if err := writePEM(tmp, "X509 CRL", der, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, CRL))
+	return atomicfile.WriteFile(filepath.Join(dir, CRL), pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), 0o644)
 }
 
 // LoadCRL reads and verifies a revocation list signed by ca.

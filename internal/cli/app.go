@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +146,7 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 // hookArgs parses `intercom hook HARNESS EVENT`, given exactly so (as the
 // harnesses run it, at every tool call of every agent), into c without
 // building the whole command tree: kong.New reflects over every command and
-// was a quarter of a hook's CPU (docs/performance.md). The global flags
+// flag, a quarter of a hook process's CPU. The global flags
 // come from their environment variables (the env tags), as kong reads
 // them; any other form goes through kong.
 func hookArgs(args []string, c *CLI) bool {
@@ -215,11 +214,7 @@ func (e *env) connectHome(existing bool) (*intercom.Client, error) {
 	})
 }
 
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func (e *env) printJSON(v any) error { return kongrun.PrintJSON(e.stdout, v) }
 
 // self resolves --session to a session id, or "" when unset.
 func (e *env) self(c *intercom.Client) (string, error) {
@@ -242,10 +237,4 @@ func (e *env) needSelf(c *intercom.Client, cmd string) (string, error) {
 		return "", kongrun.Usagef("%s needs --session or INTERCOM_SESSION: the session to act as", cmd)
 	}
 	return e.self(c)
-}
-
-func (e *env) printJSONTo(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -42,8 +42,8 @@ Examples:
 
 // Run asks.
 func (a *AskCmd) Run(e *env) error {
-	if a.Delivery == wire.DeliveryPassive {
-		return kongrun.Usagef("passive delivery cannot be used for an ask: it never wakes the recipient, so nobody would answer (use --delivery steer or queue, or send --delivery passive)")
+	if _, _, err := wire.ParseDelivery(a.Delivery, "", "", true, cliDeliveryFields); err != nil {
+		return kongrun.Usagef("%v (use --delivery steer or queue, or send --delivery passive)", err)
 	}
 	text, err := messageText(e, a.Message)
 	if err != nil {

@@ -128,7 +128,7 @@ func (a *AttachCmd) Run(e *env) error {
 	info := s.Info()
 	out := bufio.NewWriter(e.stdout)
 	if e.g.JSON {
-		_ = e.printJSONTo(out, schema.Attached{
+		_ = kongrun.PrintJSON(out, schema.Attached{
 			Event: "attached", ID: info.ID, Name: info.Name, Target: info.Target,
 			Cwd: info.Cwd, Project: info.Project, Resumed: s.Resumed(),
 		})
@@ -150,7 +150,7 @@ func (a *AttachCmd) Run(e *env) error {
 			return c.Err()
 		case <-reconnected:
 			if e.g.JSON {
-				_ = e.printJSONTo(out, schema.Reconnected{Event: "reconnected", ID: info.ID, Name: info.Name})
+				_ = kongrun.PrintJSON(out, schema.Reconnected{Event: "reconnected", ID: info.ID, Name: info.Name})
 			} else {
 				fmt.Fprintf(out, "(reconnected to the broker as %s)\n", info.Name)
 			}
@@ -159,7 +159,7 @@ func (a *AttachCmd) Run(e *env) error {
 			}
 		case m := <-s.Messages():
 			if e.g.JSON {
-				_ = e.printJSONTo(out, toJSON(m))
+				_ = kongrun.PrintJSON(out, toJSON(m))
 			} else {
 				render.Message(out, m, e.replyHint(info.Target, m))
 			}

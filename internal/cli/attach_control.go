@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -63,7 +64,7 @@ func (e *env) control(c *intercom.Client, s *intercom.Session, info wire.Session
 		return s.Detach(ctx)
 	}
 	emit := func(v any) error {
-		_ = e.printJSONTo(out, v)
+		_ = kongrun.PrintJSON(out, v)
 		if err := out.Flush(); err != nil {
 			return fmt.Errorf("write event: %w", err)
 		}

@@ -48,7 +48,7 @@ func (h *HoldCmd) Run(e *env) error {
 		_ = f.Close()
 	}
 	ready.Signal()
-	store := agentsession.Open(c.Home())
+	agents := agentsession.Open(c.Home())
 	harness := proctree.Proc{Pid: h.Pid, Start: h.Start}
 	held := func() bool {
 		switch {
@@ -57,7 +57,7 @@ func (h *HoldCmd) Run(e *env) error {
 		case h.Start == 0:
 			return syscall.Kill(h.Pid, 0) == nil
 		}
-		return store.StillBound(harness, h.ID)
+		return agents.StillBound(harness, h.ID)
 	}
 	detach := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -55,7 +55,7 @@ func (in *InboxCmd) Run(e *env) error {
 	_, err = agentsession.Open(c.Home()).DeliverWhole(e.ctx, c, self, agentsession.WholeOptions{Limit: in.Limit, Peek: in.Peek}, func(msgs []wire.Message) error {
 		out := bufio.NewWriter(e.stdout)
 		if e.g.JSON {
-			_ = e.printJSONTo(out, messagesJSON(msgs))
+			_ = kongrun.PrintJSON(out, messagesJSON(msgs))
 		} else if len(msgs) == 0 {
 			fmt.Fprintln(out, "No messages.")
 		}

@@ -39,11 +39,7 @@ func (l *ListCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	self, err := e.self(c)
-	if err != nil {
-		return err
-	}
-	rows, err := c.List(e.ctx, intercom.ListOptions{Self: self, Scope: l.Scope, IncludeDisconnected: l.All})
+	_, rows, err := e.sessions(c, intercom.ListOptions{Scope: l.Scope, IncludeDisconnected: l.All})
 	if err != nil {
 		return err
 	}
@@ -53,6 +49,18 @@ func (l *ListCmd) Run(e *env) error {
 	e.printSessions(rows)
 	e.printHolds(c, rows)
 	return nil
+}
+
+// sessions lists the sessions as --session (when set) sees them, and
+// returns its id with them.
+func (e *env) sessions(c *intercom.Client, o intercom.ListOptions) (string, []wire.Session, error) {
+	self, err := e.self(c)
+	if err != nil {
+		return "", nil, err
+	}
+	o.Self = self
+	rows, err := c.List(e.ctx, o)
+	return self, rows, err
 }
 
 // printSessions shows rows as an aligned table to a person at a terminal
@@ -87,11 +95,7 @@ func (s *StatusCmd) Run(e *env) error {
 		return err
 	}
 	defer c.Close()
-	self, err := e.self(c)
-	if err != nil {
-		return err
-	}
-	rows, err := c.List(e.ctx, intercom.ListOptions{Self: self, Scope: s.Scope})
+	self, rows, err := e.sessions(c, intercom.ListOptions{Scope: s.Scope})
 	if err != nil {
 		return err
 	}

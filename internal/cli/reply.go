@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
-	"github.com/intercom-dev/intercom/pkg/wire"
+	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 // ReplyCmd answers an inbound ask.
@@ -52,23 +51,17 @@ func (r *ReplyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	asks, err := c.Pending(e.ctx, self)
-	if err != nil {
-		return err
-	}
-	a, err := presence.PickAsk(asks, r.To)
-	var many *presence.AmbiguousAskError
+	a, res, err := c.Reply(e.ctx, self, r.To, text, att)
+	var many *intercom.AmbiguousAskError
 	switch {
-	case errors.Is(err, presence.ErrNoAsk) && r.To != "":
+	case errors.Is(err, intercom.ErrNoAsk) && r.To != "":
 		return fmt.Errorf("no pending ask matches %q (see `intercom --session %s pending`)", r.To, shellQuote(e.g.Session))
 	case errors.As(err, &many):
-		return fmt.Errorf("Multiple pending asks — specify --to: %s", many.Choices())
+		return fmt.Errorf("Multiple pending asks — specify --to: %s", many.Choices(render.Line))
+	case err != nil && a.AskID != "":
+		return fmt.Errorf("reply to %s: %w", a.From.Name, err)
 	case err != nil:
 		return err
-	}
-	res, err := c.Send(e.ctx, wire.SendRequest{From: self, To: a.From.ID, Text: text, ReplyTo: a.AskID, Attachments: att})
-	if err != nil {
-		return fmt.Errorf("reply to %s: %w", a.From.Name, err)
 	}
 	if e.g.JSON {
 		return e.printJSON(schema.Reply{ID: res.ID, ReplyTo: a.AskID, To: res.To})

@@ -229,21 +229,12 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 		return wire.SendRequest{}, err
 	}
 	delivery := s.Delivery
-	switch {
-	case s.QueueMode != "" && delivery == "":
+	if s.QueueMode != "" && delivery == "" { // --queue-mode implies queued delivery
 		delivery = wire.DeliveryQueue
-	case s.QueueMode != "" && delivery != wire.DeliveryQueue:
-		return wire.SendRequest{}, kongrun.Usagef("--queue-mode %s requires --delivery queue, not %s", s.QueueMode, delivery)
 	}
-	queueMode := s.QueueMode
-	if queueMode == "stack" { // the reference's default: every message kept
-		queueMode = ""
-	}
-	if s.QueueMode == "replace" && s.Thread == "" {
-		return wire.SendRequest{}, kongrun.Usagef("--queue-mode replace requires --thread")
-	}
-	if s.Thread != "" && s.QueueMode != "replace" {
-		return wire.SendRequest{}, kongrun.Usagef("--thread is only valid with --queue-mode replace")
+	delivery, queueMode, err := wire.ParseDelivery(delivery, s.QueueMode, s.Thread, false, cliDeliveryFields)
+	if err != nil {
+		return wire.SendRequest{}, kongrun.Usage(err)
 	}
 	return wire.SendRequest{
 		To: s.To, Text: text, Delivery: delivery, DeliverySet: s.Delivery != "",
@@ -251,3 +242,6 @@ func (s *SendCmd) request(e *env) (wire.SendRequest, error) {
 		ExpectsReply: s.Request && s.ReplyTo == "",
 	}, nil
 }
+
+// cliDeliveryFields names the delivery flags in ParseDelivery's errors.
+var cliDeliveryFields = wire.DeliveryFields{Delivery: "--delivery", QueueMode: "--queue-mode", Thread: "--thread"}

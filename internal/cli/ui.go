@@ -75,12 +75,12 @@ func (u *UICmd) Run(e *env) error {
 	}
 	defer c.Close()
 	noColor := os.Getenv("NO_COLOR") != ""
-	store := runs.Open(c.Home())
-	desk := runs.Desk{Store: store, Connect: e.connect, Launch: runs.OwnerLauncher("", c.Home(), store)}
+	files := runs.Open(c.Home())
+	desk := runs.Desk{Files: files, Connect: e.connect, Launch: runs.OwnerLauncher("", c.Home(), files)}
 	err = ui.Run(e.ctx, ui.RunOptions{
 		Options: ui.Options{
 			Client: c, Cwd: u.Cwd, Shortcut: e.cfg.Shortcut, NoColor: noColor,
-			RunsDir: store.Dir, Answer: ui.DeskAnswer(desk), AskTimeout: e.cfg.AskTimeout(),
+			RunsDir: files.Dir, Answer: ui.DeskAnswer(desk), AskTimeout: e.cfg.AskTimeout(),
 		},
 		Name: name, Status: e.cfg.Status,
 	})

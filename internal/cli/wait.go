@@ -75,18 +75,18 @@ func (w *WaitCmd) wait(e *env) error {
 	if err != nil {
 		return err
 	}
-	store := agentsession.Open(c.Home())
+	agents := agentsession.Open(c.Home())
 	if w.Rewake {
 		// One background wait per session: a newer one (the next Stop)
 		// takes over, and the wait ends with its harness.
 		var harness proctree.Proc
-		if b, ok := store.Nearest(); ok && b.Session == sid {
+		if b, ok := agents.Nearest(); ok && b.Session == sid {
 			harness = b.Proc()
 			if agentsession.OneShot(harness) {
 				return nil // no later turn to wake
 			}
 		}
-		ctx, stop, err := store.Supersede(e.ctx, sid, harness)
+		ctx, stop, err := agents.Supersede(e.ctx, sid, harness)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (w *WaitCmd) wait(e *env) error {
 		if !res.Ready {
 			return nil
 		}
-		woken, err := w.deliver(e, c, store, sid)
+		woken, err := w.deliver(e, c, agents, sid)
 		if err == nil && !woken && len(res.Arrived) > 0 {
 			// The session's delivering holder (attach) took them: show a
 			// copy, theirs to acknowledge.
@@ -133,7 +133,7 @@ func (w *WaitCmd) show(e *env, msgs []wire.Message) error {
 		out = e.stderr
 	}
 	if e.g.JSON {
-		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages, HeldElsewhere: true})
+		return kongrun.PrintJSON(out, schema.Wait{Messages: messagesJSON(msgs).Messages, HeldElsewhere: true})
 	}
 	fmt.Fprintf(out, "intercom: %d message(s) arrived; the session's holder took them:\n", len(msgs))
 	for _, m := range msgs {
@@ -146,7 +146,7 @@ func (w *WaitCmd) show(e *env, msgs []wire.Message) error {
 
 // deliver hands the waking messages over (whole in --json; composed like a
 // hook's answer otherwise) and reports whether there were any.
-func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, sid string) (bool, error) {
+func (w *WaitCmd) deliver(e *env, c *intercom.Client, agents agentsession.Agents, sid string) (bool, error) {
 	out := e.stdout
 	if w.Rewake {
 		out = e.stderr
@@ -156,15 +156,15 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, store agentsession.Store, 
 		if w.Rewake {
 			limit = hooks.MaxContext // what Claude Code shows the model whole
 		}
-		b, err := store.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: limit, WakeOnly: true},
+		b, err := agents.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: limit, WakeOnly: true},
 			func(text string) error { _, err := io.WriteString(out, text); return err })
 		return b.Text != "", err
 	}
-	wake, err := store.DeliverWhole(e.ctx, c, sid, agentsession.WholeOptions{WakeOnly: true}, func(msgs []wire.Message) error {
+	wake, err := agents.DeliverWhole(e.ctx, c, sid, agentsession.WholeOptions{WakeOnly: true}, func(msgs []wire.Message) error {
 		if len(msgs) == 0 {
 			return nil
 		}
-		return e.printJSONTo(out, schema.Wait{Messages: messagesJSON(msgs).Messages})
+		return kongrun.PrintJSON(out, schema.Wait{Messages: messagesJSON(msgs).Messages})
 	})
 	if err != nil && len(wake) > 0 {
 		e.log.Warn("ack not confirmed; the session's holder retries it", "err", err)

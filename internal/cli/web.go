@@ -52,8 +52,8 @@ func (w *WebCmd) Run(e *env) error {
 		return err
 	}
 	defer ix.Close()
-	store := runs.Open(c.Home())
-	desk := runs.Desk{Store: store, Connect: e.connect, Launch: runs.OwnerLauncher("", c.Home(), store)}
+	files := runs.Open(c.Home())
+	desk := runs.Desk{Files: files, Connect: e.connect, Launch: runs.OwnerLauncher("", c.Home(), files)}
 	srv, err := web.Listen(web.Options{Client: c, Person: person, Index: ix, Desk: desk, Port: w.Port, Log: e.log})
 	if err != nil {
 		return err

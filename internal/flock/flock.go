@@ -39,3 +39,18 @@ func Acquire(ctx context.Context, path string, wait, poll time.Duration) (*os.Fi
 		}
 	}
 }
+
+// Lock takes the exclusive lock on path (created, mode 0600, when missing),
+// waiting for as long as another process holds it. Closing the returned file
+// releases the lock.
+func Lock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}

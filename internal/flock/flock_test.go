@@ -42,3 +42,26 @@ func TestAcquireIsExclusiveAndEndsWithItsHolder(t *testing.T) {
 		t.Fatalf("Acquire after release: %v", err)
 	}
 }
+
+func TestLockWaitsForTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	first, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(t.Context(), path, 0, 0); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("Acquire without waiting while Lock holds: %v, want EWOULDBLOCK", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		f, err := Lock(path)
+		if err == nil {
+			f.Close()
+		}
+		got <- err
+	}()
+	first.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+}

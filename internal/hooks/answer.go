@@ -65,7 +65,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 type hook struct {
 	call    Call
 	c       *intercom.Client
-	store   agentsession.Store
+	store   agentsession.Agents
 	session string
 	opts    agentsession.DeliverOptions
 	out     io.Writer

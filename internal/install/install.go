@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/reservations"
@@ -296,7 +297,7 @@ func Apply(p Plan) (backup string, err error) {
 	}
 	if p.Before != nil && !p.Owned {
 		backup = fmt.Sprintf("%s.intercom-backup-%s", p.Path, time.Now().Format("20060102-150405.000"))
-		if err := os.WriteFile(backup, p.Before, 0o600); err != nil {
+		if err := atomicfile.CreateFile(backup, p.Before, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", p.Path, err)
 		}
 	}
@@ -309,11 +310,10 @@ func Apply(p Plan) (backup string, err error) {
 		}
 		return backup, nil
 	}
-	tmp := p.Path + ".intercom-tmp"
-	if err := os.WriteFile(tmp, p.After, mode); err != nil {
+	if err := atomicfile.WriteFile(p.Path, p.After, mode); err != nil {
 		return "", err
 	}
-	return backup, os.Rename(tmp, p.Path)
+	return backup, nil
 }
 
 // Diff renders a line diff of a plan (for --dry-run).

@@ -1,7 +1,6 @@
 package kongrun
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -78,8 +77,7 @@ type VersionCmd struct{}
 func (*VersionCmd) exec(parser *kong.Kong, kctx *kong.Context) int {
 	in := buildinfo.Read()
 	if jsonRequested(kctx) {
-		enc := json.NewEncoder(parser.Stdout)
-		if err := enc.Encode(in); err != nil {
+		if err := PrintJSON(parser.Stdout, in); err != nil {
 			fmt.Fprintf(parser.Stderr, "%s: version: %v\n", parser.Model.Name, err)
 			return 1
 		}

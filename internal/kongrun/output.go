@@ -2,6 +2,7 @@ package kongrun
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"sync"
 
@@ -13,10 +14,9 @@ import (
 // could be killed half-way by SIGPIPE when its reader stops early: in
 // `intercom topics T | grep -q "tab-4: released"` under `set -o pipefail`,
 // grep exits at the matching line and the next line's write ends intercom
-// with status 141, so the pipeline fails although the state was right (the
-// cause of make demo's "tab-4 not released"). One write of output the pipe
-// can hold completes before the reader has read anything, so it cannot
-// meet a closed pipe. Commands that stream (attach, mcp, ui), or that
+// with status 141, so the pipeline fails although the state was right. One
+// write of output the pipe can hold completes before the reader has read
+// anything, so it cannot meet a closed pipe. Commands that stream (attach, mcp, ui), or that
 // acknowledge what they printed once it is written (hook, wait, inbox), do
 // not use it.
 type Output struct {
@@ -57,4 +57,12 @@ func OneWrite(w io.Writer) (io.Writer, func() error) {
 	}
 	o := NewOutput(w)
 	return o, o.Flush
+}
+
+// PrintJSON writes v to w as one JSON line, with <, > and & as they are:
+// the --json output of every command of the four binaries.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

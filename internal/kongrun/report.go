@@ -2,7 +2,6 @@ package kongrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,9 +76,7 @@ func PrintError(name string, stdout, stderr io.Writer, jsonOut bool, err error, 
 	if errors.As(err, &we) {
 		body.Choices = we.Choices
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(schema.Error{Error: body})
+	_ = PrintJSON(stdout, schema.Error{Error: body})
 }
 
 // WantsJSON reports whether args ask for --json output (before a "--").

@@ -1,5 +1,5 @@
 // Package mcpserver is `intercom mcp`: an MCP stdio server (official Go
-// SDK) exposing the reference's `intercom` tool and, inside a supervised
+// SDK) exposing the `intercom` tool (pi-intercom's) and, inside a supervised
 // run, `contact_supervisor`. Under an agent harness (Claude Code, Codex,
 // Gemini CLI) it acts as the agent's one session, shared with its hooks and shell commands
 // (package agentsession); under any other MCP client it holds a session of
@@ -58,8 +58,8 @@ const resultLimit = 20000
 
 // Server is one MCP connection's state.
 type Server struct {
-	opts  Options
-	store agentsession.Store
+	opts   Options
+	agents agentsession.Agents
 
 	mu      sync.Mutex
 	own     *intercom.Session // held here when not an agent's session
@@ -77,7 +77,7 @@ func Run(ctx context.Context, opts Options, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	s := &Server{opts: opts, store: agentsession.Open(opts.Client.Home())}
+	s := &Server{opts: opts, agents: agentsession.Open(opts.Client.Home())}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "intercom", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "intercom lets you find and message the other agent sessions on this machine. Use the intercom tool: list, send (steer by default), ask (blocks for a reply), reply, pending, status, and quiet topics (subscribe, publish, topics).",
 	})
@@ -118,7 +118,7 @@ func (s *Server) agentHarness() (*proctree.Proc, string) {
 		if err != nil {
 			return nil, ""
 		}
-		b, bound := s.store.Load(p)
+		b, bound := s.agents.Load(p)
 		if kind == "" && !bound {
 			return nil, "" // an MCP client that is no agent harness
 		}
@@ -135,7 +135,7 @@ func (s *Server) agentHarness() (*proctree.Proc, string) {
 func (s *Server) session(ctx context.Context) (string, bool, error) {
 	if p, kind := s.agentHarness(); p != nil {
 		cwd, _ := os.Getwd()
-		b, err := s.store.Join(ctx, s.opts.Client, s.opts.Client.Home(), *p, agentsession.Request{Harness: kind, Name: s.opts.Name, Cwd: cwd})
+		b, err := s.agents.Join(ctx, s.opts.Client, s.opts.Client.Home(), *p, agentsession.Request{Harness: kind, Name: s.opts.Name, Cwd: cwd})
 		if err != nil {
 			return "", false, fmt.Errorf("join the agent's session: %w", err)
 		}
@@ -178,7 +178,7 @@ func (s *Server) busy(ctx context.Context, sid, tool string) {
 // appended (and acknowledged) when this server delivers them.
 func (s *Server) result(ctx context.Context, sid string, deliver bool, text string, isErr bool) *mcp.CallToolResult {
 	if deliver {
-		_, err := s.store.Deliver(ctx, s.opts.Client, sid, agentsession.DeliverOptions{Render: s.render, Limit: resultLimit},
+		_, err := s.agents.Deliver(ctx, s.opts.Client, sid, agentsession.DeliverOptions{Render: s.render, Limit: resultLimit},
 			func(inbound string) error {
 				text = strings.TrimRight(text, "\n") + "\n\n" + inbound
 				return nil

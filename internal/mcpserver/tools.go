@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/intercom-dev/intercom/internal/presence"
 	"path/filepath"
 	"strings"
 
@@ -49,7 +48,7 @@ type Attachment struct {
 	Content  string `json:"content,omitempty"`
 }
 
-// ToolInput is the intercom tool's argument object (the reference's names).
+// ToolInput is the intercom tool's argument object (pi-intercom's names).
 type ToolInput struct {
 	Action       string       `json:"action" jsonschema:"list, send, ask, reply, pending, status, subscribe, unsubscribe, publish, topics, reserve, release or reservations"`
 	Scope        string       `json:"scope,omitempty" jsonschema:"list/status: project (default) or all"`
@@ -125,7 +124,8 @@ func ContactText(text string, structured map[string]any) string {
 	return text
 }
 
-// validateDelivery applies the reference's cross-field rules.
+// validateDelivery checks the delivery arguments and leaves them as a
+// SendRequest carries them; passive is the legacy alias of delivery passive.
 func validateDelivery(in *ToolInput, ask bool) error {
 	if in.Passive {
 		if in.Delivery != "" && in.Delivery != wire.DeliveryPassive {
@@ -133,34 +133,13 @@ func validateDelivery(in *ToolInput, ask bool) error {
 		}
 		in.Delivery = wire.DeliveryPassive
 	}
-	switch in.Delivery {
-	case "", wire.DeliverySteer, wire.DeliveryQueue, wire.DeliveryPassive:
-	default:
-		return fmt.Errorf("invalid delivery %q: want steer, queue or passive", in.Delivery)
-	}
-	if ask && in.Delivery == wire.DeliveryPassive {
-		return errors.New("passive delivery cannot be used for ask")
-	}
-	switch in.QueueMode {
-	case "", "stack":
-		if in.ThreadID != "" {
-			return errors.New("threadId is only valid with queueMode replace")
-		}
-		if in.QueueMode != "" && in.Delivery != wire.DeliveryQueue {
-			return errors.New("queueMode requires delivery queue")
-		}
-	case "replace":
-		if in.Delivery != wire.DeliveryQueue {
-			return errors.New("queueMode replace requires delivery queue")
-		}
-		if in.ThreadID == "" {
-			return errors.New("queueMode replace requires threadId")
-		}
-	default:
-		return fmt.Errorf("invalid queueMode %q: want stack or replace", in.QueueMode)
-	}
-	return nil
+	var err error
+	in.Delivery, in.QueueMode, err = wire.ParseDelivery(in.Delivery, in.QueueMode, in.ThreadID, ask, toolDeliveryFields)
+	return err
 }
+
+// toolDeliveryFields names the delivery arguments in ParseDelivery's errors.
+var toolDeliveryFields = wire.DeliveryFields{Delivery: "delivery", QueueMode: "queueMode", Thread: "threadId"}
 
 func attachments(in []Attachment) ([]wire.Attachment, error) {
 	out := make([]wire.Attachment, 0, len(in))
@@ -211,12 +190,8 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 		if err != nil {
 			return "", err
 		}
-		qm := in.QueueMode
-		if qm == "stack" {
-			qm = ""
-		}
 		req := wire.SendRequest{From: self, To: in.To, Text: in.Message, Delivery: in.Delivery, DeliverySet: in.Delivery != "",
-			QueueMode: qm, Thread: in.ThreadID, ReplyTo: in.ReplyTo, Attachments: att}
+			QueueMode: in.QueueMode, Thread: in.ThreadID, ReplyTo: in.ReplyTo, Attachments: att}
 		if !ask {
 			res, err := c.Send(ctx, req)
 			if err != nil {
@@ -240,23 +215,10 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 		if strings.TrimSpace(in.Message) == "" {
 			return "", errors.New("reply needs message")
 		}
-		asks, err := c.Pending(ctx, self)
-		if err != nil {
-			return "", err
+		a, res, err := c.Reply(ctx, self, cmp.Or(in.To, in.ReplyTo), in.Message, nil)
+		if many := (*intercom.AmbiguousAskError)(nil); errors.As(err, &many) {
+			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", many.Choices(render.Line))
 		}
-		target := in.To
-		if target == "" {
-			target = in.ReplyTo
-		}
-		a, err := presence.PickAsk(asks, target)
-		var many *presence.AmbiguousAskError
-		if errors.As(err, &many) {
-			return "", fmt.Errorf("Multiple pending asks — specify `to`: %s", many.Choices())
-		}
-		if err != nil {
-			return "", err
-		}
-		res, err := c.Send(ctx, wire.SendRequest{From: self, To: a.From.ID, Text: in.Message, ReplyTo: a.AskID})
 		if err != nil {
 			return "", err
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
 )
 
@@ -76,11 +77,7 @@ func Format(pid int, id *Identity) string {
 func Write(path string) error {
 	pid := os.Getpid()
 	id, _ := Self(pid) // identity is best effort; numeric-only is still valid
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(Format(pid, id)), 0o600); err != nil {
-		return fmt.Errorf("write pid file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(Format(pid, id)), 0o600); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	return nil

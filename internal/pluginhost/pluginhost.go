@@ -5,7 +5,7 @@
 //
 // The child keeps the session registered, reports its lifecycle state,
 // says when a waking message waits, and hands messages over with
-// agentsession.Store.Deliver under the session's delivery lock. A message
+// agentsession.Agents.Deliver under the session's delivery lock. A message
 // is acknowledged only after the plugin answers that it gave the text to
 // the model ("handed"): nothing is acknowledged that the model did not
 // receive.
@@ -68,7 +68,7 @@ type Event struct {
 type Host struct {
 	Client  *intercom.Client
 	Session *intercom.Session
-	Store   agentsession.Store
+	Agents  agentsession.Agents
 	Render  func(wire.Message) string
 	Intro   string
 	Log     *slog.Logger
@@ -137,7 +137,7 @@ func (h *Host) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 // plugin's "handed" for the same req lets Deliver acknowledge it.
 func (h *Host) deliver(ctx context.Context, sid string, op Op, answers <-chan Op, gone <-chan struct{}) {
 	opts := agentsession.DeliverOptions{Render: h.Render, Limit: hooks.MaxContext, WakeOnly: op.WakeOnly}
-	b, err := h.Store.Deliver(ctx, h.Client, sid, opts, func(text string) error {
+	b, err := h.Agents.Deliver(ctx, h.Client, sid, opts, func(text string) error {
 		if err := h.emit(Event{Event: "deliver", Req: op.Req, Text: text}); err != nil {
 			return err
 		}

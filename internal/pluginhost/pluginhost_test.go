@@ -64,7 +64,7 @@ func serve(t *testing.T) (*plugin, *intercom.Client, string) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &Host{Client: c, Session: s, Store: agentsession.Open(home), Render: func(m wire.Message) string { return m.Text + "\n" },
+	h := &Host{Client: c, Session: s, Agents: agentsession.Open(home), Render: func(m wire.Message) string { return m.Text + "\n" },
 		Intro: "hello", Log: slog.New(slog.DiscardHandler), HandTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx, inR, outW); outW.Close() }()

@@ -28,7 +28,7 @@ type Receipt struct {
 // Desk is the supervisor's side of runs: it answers their questions and
 // revives exited children with the answer (agent-runs answer, continue).
 type Desk struct {
-	Store  Store
+	Files  Files
 	Launch Launcher
 	// Connect opens the broker connection that delivers an answer. It is
 	// called once the answer is saved; without a broker the answer waits
@@ -37,7 +37,7 @@ type Desk struct {
 }
 
 // Lookup is Load, with the error a person reads when there is no such run.
-func (s Store) Lookup(id string) (*Run, error) {
+func (s Files) Lookup(id string) (*Run, error) {
 	r, err := s.Load(id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("no run %q (see `agent-runs list --all`)", id)
@@ -56,19 +56,19 @@ func (s Store) Lookup(id string) (*Run, error) {
 // conflicting answer, a store error). With a receipt and an error it was
 // saved but not delivered or revived; the receipt's Note says what to do.
 func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error) {
-	r, err := d.Store.Lookup(id)
+	r, err := d.Files.Lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	q, err := d.Store.LoadQuestion(r.ID, qid)
+	q, err := d.Files.LoadQuestion(r.ID, qid)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("run %s has no question %q (see `agent-runs questions --id %s`)", r.ID, qid, r.ID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec := &Receipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: d.Store.AnswerPath(r.ID, q.ID)}
-	_, created, err := d.Store.SaveAnswer(r.ID, q.ID, text, "agent-runs answer")
+	rec := &Receipt{RunID: r.ID, QuestionID: q.ID, AnswerPath: d.Files.AnswerPath(r.ID, q.ID)}
+	_, created, err := d.Files.SaveAnswer(r.ID, q.ID, text, "agent-runs answer")
 	if errors.Is(err, ErrConflict) {
 		return nil, fmt.Errorf("conflicting answer refused: %v", err)
 	}
@@ -85,10 +85,10 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 	// The child may have read the saved answer, and ended, while this
 	// connected (a minute, when the broker restarts): decide on the run and
 	// the question as they are now, or an answer it consumed would revive it.
-	if r, err = d.Store.Load(r.ID); err != nil {
+	if r, err = d.Files.Load(r.ID); err != nil {
 		return rec, err
 	}
-	if q, err = d.Store.LoadQuestion(r.ID, q.ID); err != nil {
+	if q, err = d.Files.LoadQuestion(r.ID, q.ID); err != nil {
 		return rec, err
 	}
 	// Whatever happens next, the supervisor's pending ask is resolved.
@@ -141,14 +141,14 @@ func (d Desk) Answer(ctx context.Context, id, qid, text string) (*Receipt, error
 // revival recorded for it, or starts one from its saved answer. It returns
 // the revived run.
 func (d Desk) Continue(id string) (*Run, error) {
-	r, err := d.Store.Lookup(id)
+	r, err := d.Files.Lookup(id)
 	if err != nil {
 		return nil, err
 	}
 	if r.State == StateRunning && Alive(r.ChildPid) {
 		return nil, fmt.Errorf("run %s is still running; nothing to continue", r.ID)
 	}
-	qs, err := d.Store.Questions(r.ID)
+	qs, err := d.Files.Questions(r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (d Desk) Continue(id string) (*Run, error) {
 	for _, q := range qs {
 		// Only an answer the child never consumed (answer_pending) starts a
 		// revival; a recorded revival is finished with its own answer.
-		if _, err := os.Stat(d.Store.AnswerPath(r.ID, q.ID)); err == nil && q.State != QCancelled &&
+		if _, err := os.Stat(d.Files.AnswerPath(r.ID, q.ID)); err == nil && q.State != QCancelled &&
 			(q.State == QPending || r.RevivedTo != "") {
 			answered = q
 		}
@@ -175,7 +175,7 @@ func (d Desk) Continue(id string) (*Run, error) {
 // interrupted revival is finished by Continue, never duplicated.
 func (d Desk) revive(old *Run, q *Question) (*Run, error) {
 	newID := NewID()
-	old, err := d.Store.Update(old.ID, func(r *Run) error {
+	old, err := d.Files.Update(old.ID, func(r *Run) error {
 		if r.RevivedTo != "" {
 			newID = r.RevivedTo
 			return nil
@@ -192,16 +192,16 @@ func (d Desk) revive(old *Run, q *Question) (*Run, error) {
 // launchRevival creates run newID from old's launch with q's answer, unless
 // it exists, and starts its owner unless it was started.
 func (d Desk) launchRevival(old *Run, newID string, q *Question) (*Run, error) {
-	nr, err := d.Store.Load(newID)
+	nr, err := d.Files.Load(newID)
 	if errors.Is(err, ErrNotFound) {
 		indexed := strings.HasSuffix(old.ChildSession, fmt.Sprintf("-%d", old.Index+1))
 		nr = &Run{
 			ID: newID, Agent: old.Agent, Index: old.Index, Supervisor: old.Supervisor, SupervisorName: old.SupervisorName,
 			ChildSession: ChildName(old.Agent, newID, old.Index, indexed), ChildSessionID: "child-" + newID,
 			Cmd: old.Cmd, Args: old.Args, Cwd: old.Cwd, Env: old.Env, EnvKeys: old.EnvKeys,
-			State: StateStarting, CreatedAt: time.Now().UTC(), AnswerFile: d.Store.AnswerPath(old.ID, q.ID), RevivedFrom: old.ID,
+			State: StateStarting, CreatedAt: time.Now().UTC(), AnswerFile: d.Files.AnswerPath(old.ID, q.ID), RevivedFrom: old.ID,
 		}
-		if err := d.Store.Create(nr); err != nil {
+		if err := d.Files.Create(nr); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
@@ -213,7 +213,7 @@ func (d Desk) launchRevival(old *Run, newID string, q *Question) (*Run, error) {
 	if _, err := d.Launch(nr.ID); err != nil {
 		return nil, err
 	}
-	_ = d.Store.MarkConsumed(old.ID, q.ID)
+	_ = d.Files.MarkConsumed(old.ID, q.ID)
 	return nr, nil
 }
 

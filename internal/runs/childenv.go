@@ -8,7 +8,7 @@ import (
 )
 
 // The variables that tell a child about its run (ChildEnv sets them,
-// ChildFromEnv reads them), each with the reference's PI_SUBAGENT_* name,
+// ChildFromEnv reads them), each with pi-intercom's PI_SUBAGENT_* name,
 // read when ours is not set.
 const (
 	EnvSupervisor = "INTERCOM_SUPERVISOR"

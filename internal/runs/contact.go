@@ -86,9 +86,9 @@ func (ct *Contact) findSelf(ctx context.Context, session string) error {
 // Close ends the connection.
 func (ct *Contact) Close() { ct.Client.Close() }
 
-// Progress steers the supervisor with a progress update: the reference's
-// guide has it reach the supervisor at its next tool boundary (it is not
-// held until the supervisor is idle).
+// Progress steers the supervisor with a progress update: it reaches the
+// supervisor at its next tool boundary (it is not held until the
+// supervisor is idle).
 func (ct *Contact) Progress(ctx context.Context, message string) (wire.SendReply, error) {
 	text := FormatSupervisorMessage(ReasonProgress, ct.Child.RunID, ct.Child.Agent, ct.Child.Index, ct.SelfName, message, "")
 	res, err := ct.Client.Send(ctx, wire.SendRequest{From: ct.Self, To: ct.Supervisor.ID, Text: text, Delivery: wire.DeliverySteer, DeliverySet: true})
@@ -213,7 +213,7 @@ func (ct *Contact) Ask(ctx context.Context, reason, message string, iv *Intervie
 
 // answered saves the answer (the first saved answer wins), marks it
 // consumed and acknowledges the reply message, if it came as one.
-func (ct *Contact) answered(ctx context.Context, st Store, q *Question, text, replyID string) (Reply, error) {
+func (ct *Contact) answered(ctx context.Context, st Files, q *Question, text, replyID string) (Reply, error) {
 	a, _, err := st.SaveAnswer(q.RunID, q.ID, text, "intercom reply")
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return Reply{}, fmt.Errorf("save answer: %w", err)

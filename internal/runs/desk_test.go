@@ -20,7 +20,7 @@ import (
 type supervised struct {
 	home     string
 	c        *intercom.Client
-	st       Store
+	st       Files
 	run      *Run
 	q        *Question
 	launched []string // runs whose owner the desk started
@@ -69,7 +69,7 @@ func (s *supervised) desk(t *testing.T) Desk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Desk{Store: s.st,
+	return Desk{Files: s.st,
 		Connect: func() (*intercom.Client, error) {
 			return intercom.Connect(t.Context(), intercom.Options{Home: s.home, NoSpawn: true})
 		},
@@ -224,7 +224,7 @@ func TestStoreWritesFailCleanlyWhereNoDirectoryCanBe(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := Store{Dir: file + "/runs"}
+	st := Files{Dir: file + "/runs"}
 	r := &Run{ID: NewID(), Agent: "a", State: StateStarting}
 	if err := st.Create(r); err == nil {
 		t.Fatal("Create under a file succeeded")

@@ -6,83 +6,32 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"syscall"
 
+	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/flock"
 )
 
-// writeJSON writes v to path atomically and durably (temp file, fsync,
-// rename, fsync of the directory), mode 0600.
+// writeJSON writes v to path atomically and durably, mode 0600.
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(path, data)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.WriteFile(path, data, 0o600)
 }
 
-// createJSON writes v to path only if path does not exist yet (atomically:
-// a hard link of a fully written temp file). It returns fs.ErrExist when
-// another writer was first.
+// createJSON writes v to path only if path does not exist yet, atomically
+// and durably. It returns fs.ErrExist when another writer was first.
 func createJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(path, data)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
+	if err := atomicfile.CreateFile(path, data, 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fs.ErrExist
 		}
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func writeTemp(path string, data []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	name := f.Name()
-	if err := f.Chmod(0o600); err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			return name, nil
-		}
-	} else {
-		f.Close()
-	}
-	os.Remove(name)
-	return "", fmt.Errorf("write %s: %w", path, err)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return err
 	}
 	return nil
@@ -104,14 +53,33 @@ func readJSON(path string, v any) error {
 
 // withLock runs fn holding an exclusive flock on path.
 func withLock(path string, fn func() error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := flock.Lock(path)
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
+		return err
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return fn()
+}
+
+// loadEach loads every directory in dir with load, by name, passing over
+// those that do not load (being written, or not a record); a missing dir
+// holds none.
+func loadEach[T any](dir string, load func(name string) (T, error)) ([]T, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if v, err := load(e.Name()); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

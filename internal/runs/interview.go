@@ -59,7 +59,9 @@ func ParseInterview(data []byte) (*Interview, error) {
 	return &iv, nil
 }
 
-// Validate applies the reference's rules.
+// Validate checks an interview as pi-intercom does: at least one question,
+// each with a unique id, a text, a known type, and options only where its
+// type takes them.
 func (iv *Interview) Validate() error {
 	if len(iv.Questions) == 0 {
 		return errors.New("interview: questions must not be empty")

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/procinfo"
 )
@@ -19,7 +20,7 @@ type Launcher func(id string) (*detach.Child, error)
 // "" finds it beside the running executable or on PATH) for the runs in st, with INTERCOM_HOME=home and
 // the owner's output in the run's owner.log. The owner reports readiness
 // once it has recorded the launch (running, or failed).
-func OwnerLauncher(exe, home string, st Store) Launcher {
+func OwnerLauncher(exe, home string, st Files) Launcher {
 	return func(id string) (*detach.Child, error) {
 		exe := exe
 		if exe == "" {
@@ -63,18 +64,4 @@ func Terminate(pid int, grace time.Duration, done func() bool) error {
 }
 
 // Tail returns the last n bytes of a file.
-func Tail(path string, n int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := max(fi.Size()-n, 0)
-	buf := make([]byte, fi.Size()-off)
-	_, _ = f.ReadAt(buf, off)
-	return string(buf)
-}
+func Tail(path string, n int64) string { return string(bounded.Tail(path, 0, n)) }

@@ -46,15 +46,15 @@ type Answer struct {
 }
 
 // QuestionDir is the directory of one question.
-func (s Store) QuestionDir(run, qid string) string {
+func (s Files) QuestionDir(run, qid string) string {
 	return filepath.Join(s.RunDir(run), "questions", qid)
 }
 
 // QuestionPath and AnswerPath name the two files of a question.
-func (s Store) QuestionPath(run, qid string) string {
+func (s Files) QuestionPath(run, qid string) string {
 	return filepath.Join(s.QuestionDir(run, qid), "question.json")
 }
-func (s Store) AnswerPath(run, qid string) string {
+func (s Files) AnswerPath(run, qid string) string {
 	return filepath.Join(s.QuestionDir(run, qid), "answer.json")
 }
 
@@ -62,7 +62,7 @@ func (s Store) AnswerPath(run, qid string) string {
 func NewQuestionID() string { return "q" + NewID() }
 
 // SaveQuestion persists a new question (state awaiting_input).
-func (s Store) SaveQuestion(q *Question) error {
+func (s Files) SaveQuestion(q *Question) error {
 	if err := os.MkdirAll(s.QuestionDir(q.RunID, q.ID), 0o700); err != nil {
 		return fmt.Errorf("save question: %w", err)
 	}
@@ -74,7 +74,7 @@ func (s Store) SaveQuestion(q *Question) error {
 }
 
 // LoadQuestion reads a question; its State reflects the answer file.
-func (s Store) LoadQuestion(run, qid string) (*Question, error) {
+func (s Files) LoadQuestion(run, qid string) (*Question, error) {
 	if ValidID(run) != nil || ValidID(qid) != nil {
 		return nil, fmt.Errorf("question %s/%s: %w", run, qid, ErrNotFound)
 	}
@@ -94,7 +94,7 @@ func (s Store) LoadQuestion(run, qid string) (*Question, error) {
 }
 
 // UpdateQuestion rewrites question.json under the run's lock.
-func (s Store) UpdateQuestion(run, qid string, fn func(*Question) error) (*Question, error) {
+func (s Files) UpdateQuestion(run, qid string, fn func(*Question) error) (*Question, error) {
 	var out *Question
 	err := withLock(s.lockFile(run), func() error {
 		q, err := s.LoadQuestion(run, qid)
@@ -111,7 +111,7 @@ func (s Store) UpdateQuestion(run, qid string, fn func(*Question) error) (*Quest
 }
 
 // LoadAnswer reads a saved answer (fs.ErrNotExist when none).
-func (s Store) LoadAnswer(run, qid string) (*Answer, error) {
+func (s Files) LoadAnswer(run, qid string) (*Answer, error) {
 	var a Answer
 	if err := readJSON(s.AnswerPath(run, qid), &a); err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s Store) LoadAnswer(run, qid string) (*Answer, error) {
 // SaveAnswer stores the first answer to a question. An identical repeat
 // returns (existing, false, nil); a different one returns ErrConflict and
 // keeps the first. A cancelled question refuses answers.
-func (s Store) SaveAnswer(run, qid, message, source string) (*Answer, bool, error) {
+func (s Files) SaveAnswer(run, qid, message, source string) (*Answer, bool, error) {
 	q, err := s.LoadQuestion(run, qid)
 	if err != nil {
 		return nil, false, err
@@ -149,7 +149,7 @@ func (s Store) SaveAnswer(run, qid, message, source string) (*Answer, bool, erro
 }
 
 // MarkConsumed records that the child received the answer.
-func (s Store) MarkConsumed(run, qid string) error {
+func (s Files) MarkConsumed(run, qid string) error {
 	_, err := s.UpdateQuestion(run, qid, func(q *Question) error {
 		if q.State != QCancelled {
 			q.State = QAnswered
@@ -161,22 +161,10 @@ func (s Store) MarkConsumed(run, qid string) error {
 }
 
 // Questions returns the questions of a run.
-func (s Store) Questions(run string) ([]*Question, error) {
-	dir := filepath.Join(s.RunDir(run), "questions")
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []*Question
-	for _, e := range ents {
-		if q, err := s.LoadQuestion(run, e.Name()); err == nil {
-			out = append(out, q)
-		}
-	}
-	return out, nil
+func (s Files) Questions(run string) ([]*Question, error) {
+	return loadEach(filepath.Join(s.RunDir(run), "questions"), func(qid string) (*Question, error) {
+		return s.LoadQuestion(run, qid)
+	})
 }
 
 // Unresolved reports whether a question still waits for an answer.

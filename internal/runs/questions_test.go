@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-func newStoreWithQuestion(t *testing.T) (Store, *Question) {
+func newStoreWithQuestion(t *testing.T) (Files, *Question) {
 	t.Helper()
-	st := Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	st := Files{Dir: filepath.Join(t.TempDir(), "runs")}
 	if err := st.Create(&Run{ID: "r1", Agent: "w", State: StateRunning, CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}

@@ -78,10 +78,11 @@ func (r *Run) Finished() bool {
 	return r.State == StateCompleted || r.State == StateFailed || r.State == StateStopped
 }
 
-// Store is the runs directory.
-type Store struct{ Dir string }
+// Files are the runs directory: each run's run.json, its questions and
+// their answers, every file written atomically.
+type Files struct{ Dir string }
 
-// NewID returns a new run id (8 hex digits, like the reference's).
+// NewID returns a new run id: 8 hex digits, as pi-intercom's.
 func NewID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -99,15 +100,15 @@ func ValidID(id string) error {
 }
 
 // RunDir is the directory of a run.
-func (s Store) RunDir(id string) string { return filepath.Join(s.Dir, id) }
+func (s Files) RunDir(id string) string { return filepath.Join(s.Dir, id) }
 
-func (s Store) runFile(id string) string { return filepath.Join(s.RunDir(id), "run.json") }
-func (s Store) lockFile(id string) string {
+func (s Files) runFile(id string) string { return filepath.Join(s.RunDir(id), "run.json") }
+func (s Files) lockFile(id string) string {
 	return filepath.Join(s.RunDir(id), "lock")
 }
 
 // Create writes a new run directory and run.json.
-func (s Store) Create(r *Run) error {
+func (s Files) Create(r *Run) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("create runs dir: %w", err)
 	}
@@ -122,7 +123,7 @@ func (s Store) Create(r *Run) error {
 }
 
 // Load reads run.json.
-func (s Store) Load(id string) (*Run, error) {
+func (s Files) Load(id string) (*Run, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("run %q: %w", id, ErrNotFound)
 	}
@@ -137,7 +138,7 @@ func (s Store) Load(id string) (*Run, error) {
 }
 
 // Update changes run.json under the run's lock.
-func (s Store) Update(id string, fn func(*Run) error) (*Run, error) {
+func (s Files) Update(id string, fn func(*Run) error) (*Run, error) {
 	var out *Run
 	err := withLock(s.lockFile(id), func() error {
 		r, err := s.Load(id)
@@ -154,24 +155,10 @@ func (s Store) Update(id string, fn func(*Run) error) (*Run, error) {
 }
 
 // List returns every run, newest first.
-func (s Store) List() ([]*Run, error) {
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+func (s Files) List() ([]*Run, error) {
+	out, err := loadEach(s.Dir, s.Load)
 	if err != nil {
 		return nil, err
-	}
-	var out []*Run
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		r, err := s.Load(e.Name())
-		if err != nil {
-			continue
-		}
-		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	return out, nil
@@ -201,4 +188,4 @@ func ChildName(agent, run string, index int, indexed bool) string {
 var nonName = lazyre.New(`[^a-z0-9_-]+`)
 
 // Open is the store of the runs under the state directory home.
-func Open(home string) Store { return Store{Dir: paths.Layout{Home: home}.RunsDir()} }
+func Open(home string) Files { return Files{Dir: paths.Layout{Home: home}.RunsDir()} }

@@ -30,7 +30,7 @@ func TestValidID(t *testing.T) {
 // or question id, and a clear ErrNotFound.
 func TestStoreRejectsInvalidIDs(t *testing.T) {
 	t.Parallel()
-	st := Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	st := Files{Dir: filepath.Join(t.TempDir(), "runs")}
 	r := &Run{ID: "abc", Agent: "w", State: StateRunning, CreatedAt: time.Now()}
 	if err := st.Create(r); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestPreviewStaysWithinLimit(t *testing.T) {
 
 func TestStoreCreateListUpdate(t *testing.T) {
 	t.Parallel()
-	st := Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	st := Files{Dir: filepath.Join(t.TempDir(), "runs")}
 	if rs, err := st.List(); err != nil || len(rs) != 0 {
 		t.Fatalf("List of a missing dir: %v, %v", rs, err)
 	}

@@ -54,7 +54,7 @@ func (a *AnswerCmd) Run(e *env) error {
 
 // desk is the answering and reviving of runs (runs.Desk).
 func (e *env) desk() runs.Desk {
-	return runs.Desk{Store: e.store, Launch: e.launch, Connect: e.connect}
+	return runs.Desk{Files: e.files, Launch: e.launch, Connect: e.connect}
 }
 
 // ContinueCmd finishes an interrupted revival.

@@ -5,7 +5,6 @@ package runscmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,7 @@ type env struct {
 	stderr io.Writer
 	g      *Globals
 	layout paths.Layout
-	store  runs.Store
+	files  runs.Files
 	cfg    config.Config
 	log    *slog.Logger
 }
@@ -80,7 +79,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return e.report(err)
 		}
-		e.store = runs.Open(e.layout.Home)
+		e.files = runs.Open(e.layout.Home)
 		return e.report(kctx.Run(e))
 	})
 }
@@ -96,11 +95,7 @@ func (e *env) connect() (*intercom.Client, error) {
 		BrokerArgs: e.cfg.BrokerArgs, Timeout: e.cfg.SendTimeout(), Logger: e.log, Name: "agent-runs"})
 }
 
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func (e *env) printJSON(v any) error { return kongrun.PrintJSON(e.stdout, v) }
 
 // supervisor resolves --supervisor to a session; ok false when unset.
 func (e *env) supervisor(c *intercom.Client) (*wire.Session, bool, error) {

@@ -24,7 +24,7 @@ Examples:
 }
 
 func (e *env) row(r *runs.Run) schema.RunRow {
-	qs, _ := e.store.Questions(r.ID)
+	qs, _ := e.files.Questions(r.ID)
 	open := 0
 	for _, q := range qs {
 		if q.Unresolved() {
@@ -40,7 +40,7 @@ func (l *ListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	all, err := e.store.List()
+	all, err := e.files.List()
 	if err != nil {
 		return err
 	}
@@ -82,25 +82,25 @@ func (StatusCmd) Help() string {
 
 // Run shows a run.
 func (s *StatusCmd) Run(e *env) error {
-	r, err := e.store.Lookup(s.RunID)
+	r, err := e.files.Lookup(s.RunID)
 	if err != nil {
 		return err
 	}
 	r.Env = nil
-	qs, err := e.store.Questions(r.ID)
+	qs, err := e.files.Questions(r.ID)
 	if err != nil {
 		return err
 	}
 	runs.SortQuestions(qs)
 	if e.g.JSON {
-		return e.printJSON(schema.RunStatus{Run: e.row(r), Questions: summaries(e.store, qs)})
+		return e.printJSON(schema.RunStatus{Run: e.row(r), Questions: summaries(e.files, qs)})
 	}
 	row := e.row(r)
 	fmt.Fprintf(e.stdout, "%s\nchild session: %s\ncommand: %s %v\ncwd: %s\nowner alive: %t\n", outcome(r), r.ChildSession, r.Cmd, r.Args, r.Cwd, row.OwnerAlive)
 	if r.RevivedFrom != "" {
 		fmt.Fprintf(e.stdout, "revived from: %s\n", r.RevivedFrom)
 	}
-	for _, q := range summaries(e.store, qs) {
+	for _, q := range summaries(e.files, qs) {
 		fmt.Fprintf(e.stdout, "question %s [%s] %s: %s\n", q.ID, q.State, q.Reason, q.Preview)
 	}
 	return nil

@@ -36,7 +36,7 @@ Examples:
   agent-runs questions --id 78f659a3 --question-id q1a2b3c4d`
 }
 
-func summaries(st runs.Store, qs []*runs.Question) []schema.QuestionSummary {
+func summaries(st runs.Files, qs []*runs.Question) []schema.QuestionSummary {
 	out := make([]schema.QuestionSummary, 0, len(qs))
 	for _, q := range qs {
 		text := q.Message
@@ -73,7 +73,7 @@ func (q *QuestionsCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	all, err := e.store.List()
+	all, err := e.files.List()
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (q *QuestionsCmd) Run(e *env) error {
 		if (sup != "" && r.Supervisor != sup) || (q.ID != "" && r.ID != q.ID) || (q.Index != nil && r.Index != *q.Index) {
 			continue
 		}
-		rq, err := e.store.Questions(r.ID)
+		rq, err := e.files.Questions(r.ID)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (q *QuestionsCmd) Run(e *env) error {
 	total := len(qs)
 	start := min(q.Offset, total)
 	end := min(start+q.Limit, total)
-	page := summaries(e.store, qs[start:end])
+	page := summaries(e.files, qs[start:end])
 	var next *int
 	if end < total {
 		next = &end

@@ -88,11 +88,11 @@ func (s *StartCmd) Run(e *env) error {
 		Cmd: bin, Args: s.Cmd[1:], Cwd: cwd, Env: env, EnvKeys: runs.EnvKeys(env), Wait: s.Wait,
 		State: runs.StateStarting, CreatedAt: time.Now().UTC(),
 	}
-	if err := e.store.Create(r); err != nil {
+	if err := e.files.Create(r); err != nil {
 		return err
 	}
 	if s.Output != "" {
-		if r, err = e.store.Update(id, func(r *runs.Run) error { r.OutputPath = s.Output; return nil }); err != nil {
+		if r, err = e.files.Update(id, func(r *runs.Run) error { r.OutputPath = s.Output; return nil }); err != nil {
 			return err
 		}
 	}
@@ -105,11 +105,11 @@ func (s *StartCmd) Run(e *env) error {
 		if err := owner.WaitReady(e.ctx, 10*time.Second); err != nil {
 			e.log.Debug("run owner not ready", "run", id, "err", err)
 		}
-		if cur, err := e.store.Load(id); err == nil {
+		if cur, err := e.files.Load(id); err == nil {
 			r = cur
 		}
 		if e.g.JSON {
-			return e.printJSON(schema.RunStarted{RunID: id, State: r.State, ChildSession: r.ChildSession, OutputPath: r.OutputPath, RunDir: e.store.RunDir(id)})
+			return e.printJSON(schema.RunStarted{RunID: id, State: r.State, ChildSession: r.ChildSession, OutputPath: r.OutputPath, RunDir: e.files.RunDir(id)})
 		}
 		fmt.Fprintf(e.stdout, "%s\n", id)
 		return nil
@@ -122,7 +122,7 @@ func (s *StartCmd) Run(e *env) error {
 		stopStatus()
 		return fmt.Errorf("stopped waiting; run %s goes on (agent-runs status %s): %w", id, id, e.ctx.Err())
 	}
-	final, err := e.store.Load(id)
+	final, err := e.files.Load(id)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (e *env) launch(id string) (*detach.Child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find agent-runs: %w", err)
 	}
-	return runs.OwnerLauncher(exe, e.layout.Home, e.store)(id)
+	return runs.OwnerLauncher(exe, e.layout.Home, e.files)(id)
 }
 
 func (e *env) printResult(r *runs.Run) error {
@@ -165,7 +165,7 @@ type OwnCmd struct {
 // Run owns a run: registers the child's session, starts the child in its
 // own process group, records its exit and notifies the supervisor.
 func (o *OwnCmd) Run(e *env) error {
-	r, err := e.store.Lookup(o.RunID)
+	r, err := e.files.Lookup(o.RunID)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (o *OwnCmd) Run(e *env) error {
 	if err := cmd.Start(); err != nil {
 		return e.ownFailed(r, fmt.Errorf("start %s: %w", r.Cmd, err))
 	}
-	if r, err = e.store.Update(r.ID, func(r *runs.Run) error {
+	if r, err = e.files.Update(r.ID, func(r *runs.Run) error {
 		r.State, r.ChildPid, r.OwnerPid, r.StartedAt = runs.StateRunning, cmd.Process.Pid, os.Getpid(), time.Now().UTC()
 		return nil
 	}); err != nil {
@@ -203,7 +203,7 @@ func (o *OwnCmd) Run(e *env) error {
 	ready.Signal()
 	werr := cmd.Wait()
 	code := cmd.ProcessState.ExitCode()
-	r, err = e.store.Update(r.ID, func(r *runs.Run) error {
+	r, err = e.files.Update(r.ID, func(r *runs.Run) error {
 		r.ExitCode, r.EndedAt = &code, time.Now().UTC()
 		switch {
 		case r.StopRequested:
@@ -230,7 +230,7 @@ func (o *OwnCmd) Run(e *env) error {
 // notify steers the supervisor with the completion notice.
 func (e *env) notify(c *intercom.Client, r *runs.Run) {
 	text := fmt.Sprintf("Subagent run finished.\nRun: %s\nAgent: %s\nChild index: %d\nState: %s\n%s\nResult: %s\nRun record: %s\n\n%s",
-		r.ID, r.Agent, r.Index, r.State, exitLine(r), r.OutputPath, filepath.Join(e.store.RunDir(r.ID), "run.json"), runs.Preview(runs.Tail(r.OutputPath, 2000), 2000))
+		r.ID, r.Agent, r.Index, r.State, exitLine(r), r.OutputPath, filepath.Join(e.files.RunDir(r.ID), "run.json"), runs.Preview(runs.Tail(r.OutputPath, 2000), 2000))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.Send(ctx, wire.SendRequest{From: r.ChildSessionID, To: r.Supervisor, Text: text, Delivery: wire.DeliverySteer}); err != nil {
@@ -246,7 +246,7 @@ func exitLine(r *runs.Run) string {
 }
 
 func (e *env) ownFailed(r *runs.Run, cause error) error {
-	_, _ = e.store.Update(r.ID, func(r *runs.Run) error {
+	_, _ = e.files.Update(r.ID, func(r *runs.Run) error {
 		r.State, r.Error, r.EndedAt = runs.StateFailed, cause.Error(), time.Now().UTC()
 		return nil
 	})

@@ -23,11 +23,11 @@ func (StopCmd) Help() string {
 
 // Run stops.
 func (s *StopCmd) Run(e *env) error {
-	r, err := e.store.Lookup(s.RunID)
+	r, err := e.files.Lookup(s.RunID)
 	if err != nil {
 		return err
 	}
-	if r, err = e.store.Update(r.ID, func(r *runs.Run) error {
+	if r, err = e.files.Update(r.ID, func(r *runs.Run) error {
 		if !r.Finished() {
 			r.StopRequested = true
 		}
@@ -35,7 +35,7 @@ func (s *StopCmd) Run(e *env) error {
 	}); err != nil {
 		return err
 	}
-	qs, err := e.store.Questions(r.ID)
+	qs, err := e.files.Questions(r.ID)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *StopCmd) Run(e *env) error {
 		if !q.Unresolved() {
 			continue
 		}
-		if _, err := e.store.UpdateQuestion(r.ID, q.ID, func(q *runs.Question) error {
+		if _, err := e.files.UpdateQuestion(r.ID, q.ID, func(q *runs.Question) error {
 			q.State, q.CancelledAt = runs.QCancelled, time.Now().UTC()
 			return nil
 		}); err != nil {
@@ -61,20 +61,20 @@ func (s *StopCmd) Run(e *env) error {
 	}
 	if !r.Finished() && runs.Alive(r.ChildPid) {
 		_ = runs.Terminate(r.ChildPid, s.Grace, func() bool {
-			cur, err := e.store.Load(r.ID)
+			cur, err := e.files.Load(r.ID)
 			return err == nil && cur.Finished()
 		})
 	}
 	// The owner records the exit; if it is gone, record it here.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		cur, err := e.store.Load(r.ID)
+		cur, err := e.files.Load(r.ID)
 		if err != nil {
 			return err
 		}
 		if cur.Finished() || cur.State == runs.StateStarting && !runs.Alive(cur.OwnerPid) || time.Now().After(deadline) || !runs.Alive(cur.OwnerPid) {
 			if !cur.Finished() {
-				cur, err = e.store.Update(r.ID, func(r *runs.Run) error {
+				cur, err = e.files.Update(r.ID, func(r *runs.Run) error {
 					if !r.Finished() {
 						r.State, r.EndedAt = runs.StateStopped, time.Now().UTC()
 					}
@@ -110,7 +110,7 @@ func (NudgeCmd) Help() string {
 
 // Run nudges.
 func (n *NudgeCmd) Run(e *env) error {
-	r, err := e.store.Lookup(n.RunID)
+	r, err := e.files.Lookup(n.RunID)
 	if err != nil {
 		return err
 	}

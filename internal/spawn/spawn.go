@@ -49,7 +49,7 @@ type Spawner struct {
 	ExistingHome bool
 }
 
-// Timeouts (from the reference).
+// Timeouts, as pi-intercom has them.
 const (
 	connectTimeout = 500 * time.Millisecond
 	spawnWait      = 5 * time.Second
@@ -265,22 +265,7 @@ func (sp *Spawner) start(ctx context.Context) error {
 // logTail returns the last lines the broker logged after offset from
 // (reading at most 64 KiB).
 func logTail(path string, from int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	if fi.Size() < from { // rotated since: all of it is new
-		from = 0
-	}
-	from = max(from, fi.Size()-64<<10)
-	data := make([]byte, fi.Size()-from)
-	n, _ := f.ReadAt(data, from)
-	data = bytes.TrimSpace(data[:n])
+	data := bytes.TrimSpace(bounded.Tail(path, from, 64<<10))
 	lines := strings.Split(string(data), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]

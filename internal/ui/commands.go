@@ -56,13 +56,13 @@ func (m *Model) refreshCmd() tea.Cmd {
 		}
 		r.holds = reservations.HeldBy(ctx, c, cwd)
 		if dir != "" {
-			r.runs = loadRuns(runs.Store{Dir: dir})
+			r.runs = loadRuns(runs.Files{Dir: dir})
 		}
 		return r
 	}
 }
 
-func loadRuns(s runs.Store) []runRow {
+func loadRuns(s runs.Files) []runRow {
 	rs, err := s.List()
 	if err != nil {
 		return nil

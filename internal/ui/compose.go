@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -134,10 +135,12 @@ func (m *Model) submit() tea.Cmd {
 	if c.runID != "" {
 		return m.answerCmd(c.runID, c.qid, text)
 	}
-	return m.sendCmd(wire.SendRequest{
-		From: m.self.ID, To: c.to, Text: text, ExpectsReply: c.ask && c.replyTo == "",
-		ReplyTo: c.replyTo, Attachments: c.atts, TimeoutMs: m.o.AskTimeout.Milliseconds(),
-	})
+	req := wire.SendRequest{From: m.self.ID, To: c.to, Text: text, ExpectsReply: c.ask, Attachments: c.atts}
+	if c.replyTo != "" {
+		req = intercom.ReplyRequest(m.self.ID, c.to, c.replyTo, text, c.atts)
+	}
+	req.TimeoutMs = m.o.AskTimeout.Milliseconds()
+	return m.sendCmd(req)
 }
 
 // attach reads a file into an attachment.

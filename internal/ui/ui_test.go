@@ -260,7 +260,7 @@ func TestTopicsViewShowsHeldAndUnavailableResources(t *testing.T) {
 func TestRunsViewAnswersOpenQuestion(t *testing.T) {
 	w := newWorld(t)
 	dir := filepath.Join(w.home, "runs")
-	st := runs.Store{Dir: dir}
+	st := runs.Files{Dir: dir}
 	r := &runs.Run{ID: "78f659a3", Agent: "scout", State: runs.StateRunning, ChildSession: "subagent-scout-78f659a3", ChildSessionID: "child1", CreatedAt: time.Now()}
 	if err := st.Create(r); err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func TestRunsViewAnswersOpenQuestion(t *testing.T) {
 func TestRunsViewShowsAnswerError(t *testing.T) {
 	w := newWorld(t)
 	dir := filepath.Join(w.home, "runs")
-	st := runs.Store{Dir: dir}
+	st := runs.Files{Dir: dir}
 	r := &runs.Run{ID: "aa11bb22", Agent: "scout", State: runs.StateRunning, ChildSession: "c", ChildSessionID: "c", CreatedAt: time.Now()}
 	if err := st.Create(r); err != nil {
 		t.Fatal(err)

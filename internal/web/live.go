@@ -127,10 +127,10 @@ func (s *Server) readState(ctx context.Context) State {
 		}
 		return a.Name < b.Name
 	})
-	if rs, err := s.opts.Desk.Store.List(); err == nil {
+	if rs, err := s.opts.Desk.Files.List(); err == nil {
 		sort.Slice(rs, func(i, j int) bool { return rs[i].CreatedAt.After(rs[j].CreatedAt) })
 		for _, r := range rs[:min(len(rs), 50)] {
-			qs, _ := s.opts.Desk.Store.Questions(r.ID)
+			qs, _ := s.opts.Desk.Files.Questions(r.ID)
 			runs.SortQuestions(qs)
 			if qs == nil {
 				qs = []*runs.Question{}

@@ -52,7 +52,7 @@ func ValidID(id string) error {
 // "@host" that marks a remote sender out of the name an agent reads.
 const nameMarkup = "*`[]()<>\\|"
 
-// ValidateName checks a session name. Like the reference, any printable
+// ValidateName checks a session name. As in pi-intercom, any printable
 // text is a name ("my planner", "plänner"), 1-64 characters; refused is only
 // what would break targeting it or the header it is shown in: control and
 // other non-printing characters (a target must be printable), spaces at

@@ -83,7 +83,7 @@ func ValidateSend(req *SendRequest) error {
 		if req.Thread != "" {
 			return badRequest("thread is only valid with queue mode replace")
 		}
-	case "replace":
+	case QueueModeReplace:
 		if req.Delivery != DeliveryQueue {
 			return badRequest("queue mode replace requires delivery queue")
 		}
