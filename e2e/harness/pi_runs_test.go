@@ -4,6 +4,7 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +163,45 @@ func TestPiSupervisorWokenByRunCompletion(t *testing.T) {
 		pi.AwaitEnd(end+1, turnTimeout)
 		if r := m.Answered(2); r == nil {
 			t.Fatalf("the run's completion notice did not wake the idle Pi supervisor\n%s", m.Dump())
+		}
+	})
+}
+
+// Inside a run (agent-runs start -- pi -p …) the run's owner holds the
+// child's session; a steer the supervisor sends while the child's tool
+// runs reaches the child's model at that tool boundary, once, and is not
+// left waiting.
+func TestPiChildGetsSteerAtToolBoundary(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		boss := w.StartPeer("boss")
+		dir := w.Project("child-steer")
+		steer := marker("STEER")
+		m := NewAnthropic(t)
+		child := make(chan string, 1)
+		m.Script(
+			Turn{Calls: []Call{PiBash(fmt.Sprintf(`echo "$INTERCOM_SESSION" > %s/child-session && intercom --session %s send "$INTERCOM_SESSION" %s && echo sent`, w.Root, boss.ID, steer))}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "sent") }, Before: func(*Request) {
+				data, _ := os.ReadFile(filepath.Join(w.Root, "child-session"))
+				child <- strings.TrimSpace(string(data))
+			}, Text: "steered"},
+		)
+		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
+			line.argv("-p", "--model", w.piModel("child", m), "work")...)
+		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		if code := run.Wait(turnTimeout); code != 0 {
+			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
+		}
+		r := m.Answered(1)
+		if r == nil {
+			t.Fatalf("the child's model never got the request after its tool\n%s", m.Dump())
+		}
+		if n := userCount(r, steer); n != 1 {
+			t.Errorf("the request after the child's tool shows the steer %d times, want 1\n%s", n, m.Dump())
+		}
+		if left := w.Pending(<-child); len(left) != 0 {
+			t.Errorf("the steer still waits for the child after its model got it: %q", left)
 		}
 	})
 }

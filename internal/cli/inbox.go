@@ -7,6 +7,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/mcpserver"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -55,7 +56,11 @@ func (in *InboxCmd) Run(e *env) error {
 	_, err = agentsession.Open(c.Home()).DeliverWhole(e.ctx, c, self, agentsession.WholeOptions{Limit: in.Limit, Peek: in.Peek}, func(msgs []wire.Message) error {
 		out := bufio.NewWriter(e.stdout)
 		if e.g.JSON {
-			_ = e.printJSONTo(out, messagesJSON(msgs))
+			page := messagesJSON(msgs)
+			for i := range page.Messages { // what a model is shown (an extension hands it over)
+				page.Messages[i].Rendered = mcpserver.RenderMessage(msgs[i], e.cfg.ReplyHint)
+			}
+			_ = e.printJSONTo(out, page)
 		} else if len(msgs) == 0 {
 			fmt.Fprintln(out, "No messages.")
 		}
