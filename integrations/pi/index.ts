@@ -274,7 +274,7 @@ export default function intercom(pi: any) {
     session = ("pi-" + safeID(piSession)).slice(0, 80);
     process.env.INTERCOM_SESSION = session; // the model's bash commands act as this session
     const named = String(pi.getSessionName?.() ?? "").trim();
-    const name = named || `pi-chat-${safeID(piSession).slice(0, 8)}`;
+    const name = named || `subagent-chat-${safeID(piSession).slice(0, 8)}`;
     const args = ["--json", "attach", "--control", "--id", session, "--name", name, "--cwd", ctx.cwd ?? process.cwd()];
     const proc = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], env: process.env });
     holder = proc;
