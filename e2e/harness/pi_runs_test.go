@@ -205,3 +205,50 @@ func TestPiChildGetsSteerAtToolBoundary(t *testing.T) {
 		}
 	})
 }
+
+// contact_supervisor interview_request from a Pi child persists the
+// interview, blocks until the supervisor answers, and returns the answer
+// with its structured responses ({"responses":[{id,value}]}) as the text
+// the model reads.
+func TestPiChildInterviewStructuredReply(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		boss := w.StartPeer("boss")
+		dir := w.Project("interview")
+		note := marker("INTERVIEW")
+		interview := map[string]any{"title": "Before I migrate", "questions": []any{
+			map[string]any{"id": "db", "type": "single", "question": "Which database?", "options": []any{"postgres", "sqlite"}},
+			map[string]any{"id": "why", "type": "text", "question": "Why?"},
+		}}
+		const answer = `{"responses":[{"id":"db","value":"postgres"},{"id":"why","value":"it is what production runs"}]}`
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "interview_request", "message": note, "interview": interview}}}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "Structured responses") }, Text: "migrating to postgres"},
+		)
+		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
+			line.argv("-p", "--model", w.piModel("child", m), "migrate")...)
+		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		ev := boss.AwaitMessage(note, turnTimeout)
+		if text, _ := ev["text"].(string); !strings.Contains(text, "Which database?") {
+			t.Errorf("the supervisor's message does not show the interview's questions: %q", text)
+		}
+		if r := w.Intercom("", nil, "--session", boss.ID, "reply", answer); r.Code != 0 {
+			t.Fatalf("supervisor reply: exit %d: %s", r.Code, r.Stderr)
+		}
+		if code := run.Wait(turnTimeout); code != 0 {
+			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
+		}
+		r := m.Answered(1)
+		if r == nil {
+			t.Fatalf("the interview's answer never reached the child's model\n%s", m.Dump())
+		}
+		got := lastUserText(r)
+		for _, want := range []string{"Reply from supervisor: ", `Structured responses: [{"id":"db","value":"postgres"},{"id":"why","value":"it is what production runs"}]`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the tool result the child's model read lacks %q:\n%s", want, got)
+			}
+		}
+	})
+}
