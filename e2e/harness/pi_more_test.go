@@ -220,3 +220,48 @@ func TestPiParallelToolArrivalsBatched(t *testing.T) {
 		}
 	})
 }
+
+// intercom({action:"reply"}) with no target answers the current ask (the
+// one the model was just handed), even while an earlier ask to the same Pi
+// is still pending: no "Multiple pending asks", and the earlier asker gets
+// nothing.
+func TestPiBareReplyAnswersCurrentAsk(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		first, second := w.StartPeer("first"), w.StartPeer("second")
+		dir := w.Project("current-ask")
+		q1, q2, a2 := marker("Q-FIRST"), marker("Q-SECOND"), marker("A-SECOND")
+		m := NewAnthropic(t)
+		m.Script(Turn{Text: "ready"})
+		pi := w.StartPi("pi", dir, line, m, nil)
+		target := pi.Session().ID
+		end := pi.Prompt("hello")
+		ask := func(from *Peer, q string) *Agent {
+			return w.startAgent("ask-"+q, w.Root, nil, nil, false, filepath.Join(binDir, "intercom"),
+				"--session", from.ID, "--json", "ask", "--timeout", "5m", target, q)
+		}
+		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q1) }, Text: "later"})
+		ask(first, q1)
+		end = pi.AwaitEnd(end+1, msgTimeout)
+		m.Script(
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q2) },
+				Calls: []Call{PiIntercom(map[string]any{"action": "reply", "message": a2})}},
+			Turn{Text: "replied"},
+		)
+		asked := ask(second, q2)
+		pi.AwaitEnd(end+1, msgTimeout)
+		if r := m.Answered(3); r == nil || !strings.Contains(lastUserText(r), "Reply sent to second") {
+			t.Fatalf("the bare reply did not answer the current ask (second's)\n%s", m.Dump())
+		}
+		if code := asked.Wait(msgTimeout); code != 0 {
+			t.Fatalf("second's ask exited %d\n%s", code, asked.Log())
+		}
+		if !strings.Contains(asked.Log(), a2) {
+			t.Errorf("second's ask did not return the reply: %s", asked.Log())
+		}
+		if left := w.Intercom("", nil, "--session", target, "--json", "pending"); !strings.Contains(left.Stdout, q1) || strings.Contains(left.Stdout, q2) {
+			t.Errorf("after the reply the pending asks should be first's only: %s", left.Stdout)
+		}
+	})
+}
