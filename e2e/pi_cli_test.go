@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -130,5 +131,38 @@ func TestInstallPiCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(agent, "intercom-package")); !os.IsNotExist(err) {
 		t.Errorf("package left after uninstall: %v", err)
+	}
+}
+
+// Inside a run the Pi extension fetches the child's messages with
+// `intercom --json inbox`: each comes with rendered, the text the model is
+// shown (sender, id and time), and is acknowledged.
+func TestInboxJSONRendered(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	_, ev := h.Attach("--name", "boss")
+	boss := ev["id"].(string)
+	kid, _ := h.Attach("--id", "child-0123abcd", "--name", "kid")
+	kid.Signal(syscall.SIGTERM) // detached: the message waits in its inbox
+	h.OK("--session", boss, "send", "child-0123abcd", "which port?")
+	var page struct {
+		Messages []struct {
+			ID       string `json:"id"`
+			Rendered string `json:"rendered"`
+		} `json:"messages"`
+	}
+	h.JSON(&page, "--session", "child-0123abcd", "inbox")
+	if len(page.Messages) != 1 {
+		t.Fatalf("inbox --json gave %d messages, want 1", len(page.Messages))
+	}
+	r := page.Messages[0].Rendered
+	for _, want := range []string{"**From boss**", "which port?", page.Messages[0].ID} {
+		if !strings.Contains(r, want) {
+			t.Errorf("rendered lacks %q:\n%s", want, r)
+		}
+	}
+	h.JSON(&page, "--session", "child-0123abcd", "inbox")
+	if len(page.Messages) != 0 {
+		t.Errorf("the fetched message was not acknowledged: %d still waiting", len(page.Messages))
 	}
 }

@@ -103,9 +103,11 @@ func (p *Pi) AwaitEnd(from int, timeout time.Duration) int {
 }
 
 // Session is the intercom session of the Pi working in dir, once its
-// extension has registered it.
+// extension has registered it (Pi's start, compiling the extension, can
+// take longer than a message on a loaded machine: a turn's time).
 func (p *Pi) Session() Session {
 	p.t.Helper()
+	Await(p.t, turnTimeout, func() bool { return len(p.w.SessionsIn(p.Dir)) > 0 }, "%s's intercom session", p.Name)
 	return p.w.AgentSession(p.Dir, "")
 }
 

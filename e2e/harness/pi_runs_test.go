@@ -4,6 +4,7 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +163,92 @@ func TestPiSupervisorWokenByRunCompletion(t *testing.T) {
 		pi.AwaitEnd(end+1, turnTimeout)
 		if r := m.Answered(2); r == nil {
 			t.Fatalf("the run's completion notice did not wake the idle Pi supervisor\n%s", m.Dump())
+		}
+	})
+}
+
+// Inside a run (agent-runs start -- pi -p …) the run's owner holds the
+// child's session; a steer the supervisor sends while the child's tool
+// runs reaches the child's model at that tool boundary, once, and is not
+// left waiting.
+func TestPiChildGetsSteerAtToolBoundary(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		boss := w.StartPeer("boss")
+		dir := w.Project("child-steer")
+		steer := marker("STEER")
+		m := NewAnthropic(t)
+		child := make(chan string, 1)
+		m.Script(
+			Turn{Calls: []Call{PiBash(fmt.Sprintf(`echo "$INTERCOM_SESSION" > %s/child-session && intercom --session %s send "$INTERCOM_SESSION" %s && echo sent`, w.Root, boss.ID, steer))}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "sent") }, Before: func(*Request) {
+				data, _ := os.ReadFile(filepath.Join(w.Root, "child-session"))
+				child <- strings.TrimSpace(string(data))
+			}, Text: "steered"},
+		)
+		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
+			line.argv("-p", "--model", w.piModel("child", m), "work")...)
+		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		if code := run.Wait(turnTimeout); code != 0 {
+			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
+		}
+		r := m.Answered(1)
+		if r == nil {
+			t.Fatalf("the child's model never got the request after its tool\n%s", m.Dump())
+		}
+		if n := userCount(r, steer); n != 1 {
+			t.Errorf("the request after the child's tool shows the steer %d times, want 1\n%s", n, m.Dump())
+		}
+		if left := w.Pending(<-child); len(left) != 0 {
+			t.Errorf("the steer still waits for the child after its model got it: %q", left)
+		}
+	})
+}
+
+// contact_supervisor interview_request from a Pi child persists the
+// interview, blocks until the supervisor answers, and returns the answer
+// with its structured responses ({"responses":[{id,value}]}) as the text
+// the model reads.
+func TestPiChildInterviewStructuredReply(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		boss := w.StartPeer("boss")
+		dir := w.Project("interview")
+		note := marker("INTERVIEW")
+		interview := map[string]any{"title": "Before I migrate", "questions": []any{
+			map[string]any{"id": "db", "type": "single", "question": "Which database?", "options": []any{"postgres", "sqlite"}},
+			map[string]any{"id": "why", "type": "text", "question": "Why?"},
+		}}
+		const answer = `{"responses":[{"id":"db","value":"postgres"},{"id":"why","value":"it is what production runs"}]}`
+		m := NewAnthropic(t)
+		m.Script(
+			Turn{Calls: []Call{{Name: "contact_supervisor", Args: map[string]any{"reason": "interview_request", "message": note, "interview": interview}}}},
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), "Structured responses") }, Text: "migrating to postgres"},
+		)
+		argv := append([]string{agentRunsBin(t), "--supervisor", boss.ID, "start", "--agent", "worker", "--wait", "--"},
+			line.argv("-p", "--model", w.piModel("child", m), "migrate")...)
+		run := w.startAgent("agent-runs", dir, m, piEnv(nil), false, argv...)
+		ev := boss.AwaitMessage(note, turnTimeout)
+		if text, _ := ev["text"].(string); !strings.Contains(text, "Which database?") {
+			t.Errorf("the supervisor's message does not show the interview's questions: %q", text)
+		}
+		if r := w.Intercom("", nil, "--session", boss.ID, "reply", answer); r.Code != 0 {
+			t.Fatalf("supervisor reply: exit %d: %s", r.Code, r.Stderr)
+		}
+		if code := run.Wait(turnTimeout); code != 0 {
+			t.Fatalf("agent-runs start --wait exited %d\n%s", code, tailLines(run.Log(), 30))
+		}
+		r := m.Answered(1)
+		if r == nil {
+			t.Fatalf("the interview's answer never reached the child's model\n%s", m.Dump())
+		}
+		got := lastUserText(r)
+		for _, want := range []string{"Reply from supervisor: ", `Structured responses: [{"id":"db","value":"postgres"},{"id":"why","value":"it is what production runs"}]`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the tool result the child's model read lacks %q:\n%s", want, got)
+			}
 		}
 	})
 }

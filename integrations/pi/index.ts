@@ -279,7 +279,7 @@ export default function intercom(pi: any) {
     session = ("pi-" + safeID(piSession)).slice(0, 80);
     process.env.INTERCOM_SESSION = session; // the model's bash commands act as this session
     const named = String(pi.getSessionName?.() ?? "").trim();
-    const name = named || `pi-chat-${safeID(piSession).slice(0, 8)}`;
+    const name = named || `subagent-chat-${safeID(piSession).slice(0, 8)}`;
     const args = ["--json", "attach", "--control", "--id", session, "--name", name, "--cwd", ctx.cwd ?? process.cwd()];
     const proc = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], env: process.env });
     holder = proc;
@@ -337,6 +337,19 @@ export default function intercom(pi: any) {
     clearTimeout(timer);
   };
 
+  // fetchRun: inside a run, the run's owner holds the session (no holder
+  // here to print arrivals), so each tool boundary fetches what waits for
+  // it with `intercom inbox`, acknowledged as it is handed over, as a
+  // harness's hook does.
+  const fetchRun = async () => {
+    if (!child || !session) return;
+    try {
+      for (const m of (await run(bin, ["--session", session, "inbox"])).messages ?? []) arrive(m as Msg);
+    } catch (e: any) {
+      console.error(`intercom: cannot fetch this run's messages: ${oneLine(String(e?.message ?? e))}`);
+    }
+  };
+
   // callTool runs one intercom tool call through the binary.
   const callTool = async (tool: string, params: any, signal?: AbortSignal) => {
     await ready;
@@ -387,6 +400,8 @@ export default function intercom(pi: any) {
   // together, before its next request.
   pi.on("tool_result", async () => {
     toolDepth = Math.max(0, toolDepth - 1);
+    if (toolDepth > 0) return;
+    await fetchRun();
     if (toolDepth === 0) flushBusy();
   });
   // The receipt: the message is in the model's context now.

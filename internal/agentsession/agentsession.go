@@ -147,6 +147,33 @@ func (s Agents) StillBound(p proctree.Proc, session string) bool {
 	return !ok || b.Session == session // a missing binding file is not a rebinding
 }
 
+// BoundElsewhere returns a live harness process other than p bound to
+// session: a harness resumed the session while p's holder still held it
+// (`codex exec resume` after `codex exec`), so the holder keeps holding for
+// it rather than detaching the session under it.
+func (s Agents) BoundElsewhere(p proctree.Proc, session string) (proctree.Proc, bool) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return proctree.Proc{}, false
+	}
+	for _, e := range ents {
+		m := bindingFile().FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		start, _ := strconv.ParseUint(m[2], 10, 64)
+		q := proctree.Proc{Pid: pid, Start: start}
+		if (q.Pid == p.Pid && q.Start == p.Start) || !proctree.Alive(q) {
+			continue
+		}
+		if b, ok := s.Load(q); ok && b.Session == session {
+			return q, true
+		}
+	}
+	return proctree.Proc{}, false
+}
+
 // shells are skipped when looking for the harness above a hook: harnesses
 // run hook commands through one.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "env"}

@@ -277,3 +277,48 @@ func TestDeliverersNeverHandOverTwice(t *testing.T) {
 		}
 	}
 }
+
+// BoundElsewhere finds another live harness bound to the same session,
+// never the one asked about, a dead one, or one bound to another session.
+func TestBoundElsewhere(t *testing.T) {
+	s := Open(t.TempDir())
+	boot, err := proctree.Boot()
+	if err != nil {
+		t.Skip("no process tree here:", err)
+	}
+	start := func() (proctree.Proc, *exec.Cmd) {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		p, err := proctree.Get(c.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, c
+	}
+	old, _ := start()
+	resumed, resumedCmd := start()
+	other, _ := start()
+	for _, b := range []Binding{
+		{Session: "sess-a", Pid: old.Pid, Start: old.Start, Boot: boot},
+		{Session: "sess-a", Pid: resumed.Pid, Start: resumed.Start, Boot: boot},
+		{Session: "sess-b", Pid: other.Pid, Start: other.Start, Boot: boot},
+	} {
+		if err := s.Save(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, ok := s.BoundElsewhere(old, "sess-a"); !ok || p.Pid != resumed.Pid {
+		t.Fatalf("BoundElsewhere(old, sess-a) = %+v %v, want the resumed harness %d", p, ok, resumed.Pid)
+	}
+	if p, ok := s.BoundElsewhere(other, "sess-b"); ok {
+		t.Fatalf("BoundElsewhere(other, sess-b) found %+v: nobody else is bound to sess-b", p)
+	}
+	_ = resumedCmd.Process.Kill()
+	_ = resumedCmd.Wait()
+	if p, ok := s.BoundElsewhere(old, "sess-a"); ok {
+		t.Fatalf("BoundElsewhere found the ended harness %+v", p)
+	}
+}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/kongrun"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"

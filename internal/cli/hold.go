@@ -57,7 +57,17 @@ func (h *HoldCmd) Run(e *env) error {
 		case h.Start == 0:
 			return syscall.Kill(h.Pid, 0) == nil
 		}
-		return agents.StillBound(harness, h.ID)
+		if agents.StillBound(harness, h.ID) {
+			return true
+		}
+		// Another harness process joined this session while it was held
+		// here (it found it connected and started no holder of its own):
+		// hold for that one now, or its session would go away under it.
+		next, ok := agents.BoundElsewhere(harness, h.ID)
+		if ok {
+			harness = next
+		}
+		return ok
 	}
 	detach := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

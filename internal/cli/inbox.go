@@ -55,7 +55,11 @@ func (in *InboxCmd) Run(e *env) error {
 	_, err = agentsession.Open(c.Home()).DeliverWhole(e.ctx, c, self, agentsession.WholeOptions{Limit: in.Limit, Peek: in.Peek}, func(msgs []wire.Message) error {
 		out := bufio.NewWriter(e.stdout)
 		if e.g.JSON {
-			_ = kongrun.PrintJSON(out, messagesJSON(msgs))
+			page := messagesJSON(msgs)
+			for i := range page.Messages { // what a model is shown (an extension hands it over)
+				page.Messages[i].Rendered = render.ForAgent(msgs[i], e.cfg.ReplyHint)
+			}
+			_ = kongrun.PrintJSON(out, page)
 		} else if len(msgs) == 0 {
 			fmt.Fprintln(out, "No messages.")
 		}

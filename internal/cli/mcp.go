@@ -90,7 +90,12 @@ func contactViaCLI(ctx context.Context, reason, message string, interview map[st
 		return "", nil, fmt.Errorf("contact-supervisor output: %w", err)
 	}
 	if reply, ok := res["reply"].(string); ok {
-		return "Reply from supervisor: " + reply, res, nil
+		text := "Reply from supervisor: " + reply
+		if why, _ := res["structured_reply_error"].(string); why != "" {
+			text += "\n(structured reply not usable: " + why + ")"
+		}
+		structured, _ := res["structured_reply"].(map[string]any) // an interview's {"responses": [...]}
+		return text, structured, nil
 	}
 	return "Progress update accepted; it steers at the supervisor's next tool boundary (acceptance does not confirm it was read).", res, nil
 }
