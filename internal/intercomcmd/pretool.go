@@ -1,0 +1,104 @@
+package intercomcmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/intercom-dev/intercom/internal/agentsession"
+	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/reservations"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// PreToolUse is the pre-tool hook event: it answers whether a file-editing
+// tool call may run (reservations), and nothing else.
+const PreToolUse = "PreToolUse"
+
+// preToolUse answers a Claude Code or Codex PreToolUse hook: a deny
+// naming the holder when the call would edit a path another session holds;
+// nothing (the call runs) otherwise. A failure is the caller's stderr line:
+// the call runs.
+func (h *HookCmd) preToolUse(e *env) error {
+	data, err := io.ReadAll(io.LimitReader(e.stdin, hooks.MaxInput+1))
+	if err != nil {
+		return fmt.Errorf("read hook input: %w", err)
+	}
+	if len(data) > hooks.MaxInput {
+		_, _ = io.Copy(io.Discard, e.stdin)
+		return hooks.ErrTooLarge
+	}
+	var in struct {
+		SessionID string          `json:"session_id"`
+		Cwd       string          `json:"cwd"`
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("hook input is not JSON: %w", err)
+	}
+	if in.SessionID == "" {
+		return errors.New("hook input has no session_id")
+	}
+	if len(reservations.ToolPaths(in.ToolName, in.ToolInput)) == 0 {
+		return nil // writes nothing reservations know of: no broker call
+	}
+	c, err := e.connectHome(true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sid := agentsession.SessionID(h.Harness, in.SessionID)
+	if p, err := agentsession.Harness(); err == nil {
+		if b, ok := agentsession.Open(c.Home()).Load(p); ok {
+			sid = b.Session
+		}
+	}
+	why, err := reservations.Blocked(e.ctx, c, sid, in.Cwd, in.ToolName, in.ToolInput)
+	if err != nil || why == "" {
+		return err
+	}
+	_, err = e.stdout.Write(reservations.DenyOutput(why))
+	return err
+}
+
+// checkTool is `reservations --check-tool NAME`: the pre-tool decision for
+// an extension (Pi's tool_call), on the tool input JSON on stdin, as this
+// session, relative to the current directory.
+func (r *ReservationsCmd) checkTool(e *env) error {
+	data, err := io.ReadAll(io.LimitReader(e.stdin, hooks.MaxInput+1))
+	if err != nil {
+		return fmt.Errorf("read tool input: %w", err)
+	}
+	var v wire.ReservationToolVerdict
+	if len(reservations.ToolPaths(r.CheckTool, data)) > 0 {
+		c, err := e.connect()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		self, err := e.self(c)
+		if err != nil {
+			return err
+		}
+		cwd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		if v.Reason, err = reservations.Blocked(e.ctx, c, self, cwd, r.CheckTool, data); err != nil {
+			return err
+		}
+		v.Block = v.Reason != ""
+	}
+	if e.g.JSON {
+		return e.printJSON(v)
+	}
+	if v.Block {
+		fmt.Fprintln(e.stdout, v.Reason)
+	} else {
+		fmt.Fprintln(e.stdout, "Not blocked.")
+	}
+	return nil
+}
