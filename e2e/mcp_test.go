@@ -202,3 +202,34 @@ func TestMCPContactSupervisorOnlyInChild(t *testing.T) {
 		t.Fatalf("supervisor got %v", m)
 	}
 }
+
+// TestMCPReservationActions drives the intercom tool's reserve, release and
+// reservations actions between two MCP sessions in one project.
+func TestMCPReservationActions(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	alice := mcpSession(t, h, "alice")
+	bob := mcpSession(t, h, "bob")
+	text, _, isErr := callTool(t, alice, "intercom", map[string]any{"action": "reserve", "paths": []string{"src/a.go"}, "reason": "refactoring a", "ttl": "10m"})
+	if isErr || !strings.Contains(text, "Reserved src/a.go (token ") {
+		t.Fatalf("alice reserve: %q (error %v)", text, isErr)
+	}
+	text, _, isErr = callTool(t, bob, "intercom", map[string]any{"action": "reserve", "paths": []string{"src/a.go"}})
+	if isErr || !strings.Contains(text, "Not reserved") || !strings.Contains(text, "alice") || !strings.Contains(text, "refactoring a") {
+		t.Fatalf("bob's conflicting reserve: %q (error %v): want a refusal naming alice and her reason", text, isErr)
+	}
+	text, _, isErr = callTool(t, bob, "intercom", map[string]any{"action": "reservations"})
+	if isErr || !strings.Contains(text, "src/a.go") || !strings.Contains(text, "alice") {
+		t.Fatalf("bob's reservations: %q (error %v): want alice's lease on src/a.go", text, isErr)
+	}
+	if text, _, isErr = callTool(t, alice, "intercom", map[string]any{"action": "release"}); !isErr || !strings.Contains(text, "release needs paths or all") {
+		t.Fatalf("release with nothing named: %q (error %v): want a refusal", text, isErr)
+	}
+	if text, _, isErr = callTool(t, alice, "intercom", map[string]any{"action": "release", "paths": []string{"src/a.go"}}); isErr || !strings.Contains(text, "src/a.go") {
+		t.Fatalf("alice release: %q (error %v)", text, isErr)
+	}
+	text, _, isErr = callTool(t, bob, "intercom", map[string]any{"action": "reserve", "paths": []string{"src/a.go"}})
+	if isErr || !strings.Contains(text, "Reserved src/a.go (token ") {
+		t.Fatalf("bob reserve after alice released: %q (error %v)", text, isErr)
+	}
+}

@@ -26,19 +26,20 @@ func Start(t testing.TB) string {
 func StartConfigured(t testing.TB, config string) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
+	var err error
 	if config != "" {
-		if err := os.MkdirAll(home, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(config), 0o600); err != nil {
-			t.Fatal(err)
+		if err = os.MkdirAll(home, 0o700); err == nil {
+			err = os.WriteFile(filepath.Join(home, "config.json"), []byte(config), 0o600)
 		}
 	}
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
+	var l paths.Layout
+	if err == nil {
+		l, err = paths.Resolve(home, "")
 	}
-	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
+	var b *broker.Broker
+	if err == nil {
+		b, err = broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

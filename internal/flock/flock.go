@@ -17,9 +17,9 @@ import (
 // ends (then ctx's error). Closing the returned file releases the lock; the
 // holder may write into it.
 func Acquire(ctx context.Context, path string, wait, poll time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", path, err)
+		return nil, err
 	}
 	deadline := time.Now().Add(wait)
 	for {
@@ -28,8 +28,7 @@ func Acquire(ctx context.Context, path string, wait, poll time.Duration) (*os.Fi
 			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return nil, failed(f, path, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -44,13 +43,27 @@ func Acquire(ctx context.Context, path string, wait, poll time.Duration) (*os.Fi
 // waiting for as long as another process holds it. Closing the returned file
 // releases the lock.
 func Lock(path string) (*os.File, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, failed(f, path, err)
+	}
+	return f, nil
+}
+
+// open opens (creating, mode 0600) the lock file at path.
+func open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
 	return f, nil
+}
+
+// failed closes lock file f, which could not be locked, and says why.
+func failed(f *os.File, path string, err error) error {
+	f.Close()
+	return fmt.Errorf("lock %s: %w", path, err)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -63,5 +64,20 @@ func TestLockWaitsForTheHolder(t *testing.T) {
 	first.Close()
 	if err := <-got; err != nil {
 		t.Fatalf("Lock after release: %v", err)
+	}
+}
+
+func TestLockAndAcquireNameAnUnopenablePath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing-dir", "x.lock")
+	for name, take := range map[string]func() (*os.File, error){
+		"Lock":    func() (*os.File, error) { return Lock(path) },
+		"Acquire": func() (*os.File, error) { return Acquire(t.Context(), path, time.Second, time.Millisecond) },
+	} {
+		if f, err := take(); err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "open lock "+path) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("%s in a missing directory: %v, want an error naming the lock file", name, err)
+		}
 	}
 }
