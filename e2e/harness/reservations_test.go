@@ -152,9 +152,10 @@ func checkHeldAndMine(t *testing.T, m *Model, dir, harness, want string) {
 	}
 }
 
-// TestReservationBlocksGeminiEdit: the real Gemini CLI's write_file of a path another session holds are denied by its BeforeTool
-// hook, as `intercom install gemini` wrote it; its own reservation never
-// blocks its own write.
+// TestReservationBlocksGeminiEdit: the real Gemini CLI's write_file of a
+// path another session holds is denied by its BeforeTool hook, as
+// `intercom install gemini` wrote it (the model reads who holds it and how
+// to ask); its own reservation never blocks its own write.
 func TestReservationBlocksGeminiEdit(t *testing.T) {
 	w := NewWorld(t)
 	w.InstallGemini()
