@@ -374,3 +374,50 @@ func TestReservationsPreToolHooksBlockOthersNotTheHolder(t *testing.T) {
 		t.Fatalf("a hook failing internally: exit %d stdout %q stderr %q, want exit 0, no answer, one stderr line", broken.Code, broken.Stdout, broken.Stderr)
 	}
 }
+
+// TestReservationsGeminiBeforeToolAnswersJSON: Gemini CLI's BeforeTool
+// hook denies another session's write_file, replace and shell redirect
+// into a reserved file ({"decision":"deny"} naming holder, reason and how
+// to ask), and answers {} for a free path and when it fails internally
+// (Gemini CLI always reads JSON), with one stderr line for the failure.
+func TestReservationsGeminiBeforeToolAnswersJSON(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	h.Attach("--name", "holder", "--id", "cc-holder-1")
+	h.OK("--session", "holder", "reserve", "lib/core.go", "--reason", "refactoring core")
+	file := filepath.Join(h.Cwd, "lib", "core.go")
+	beforeTool := func(tool string, input any, flags ...string) Result {
+		t.Helper()
+		in := mustJSON(t, map[string]any{"session_id": "g-other", "cwd": h.Cwd, "hook_event_name": "BeforeTool", "tool_name": tool, "tool_input": input})
+		return h.RunIn(h.Cwd, string(in), append(flags, "hook", "gemini", "BeforeTool")...)
+	}
+	for _, c := range []struct {
+		tool  string
+		input any
+	}{
+		{"write_file", map[string]any{"file_path": file, "content": "x"}},
+		{"replace", map[string]any{"file_path": "lib/core.go", "old_string": "a", "new_string": "b"}},
+		{"run_shell_command", map[string]any{"command": "echo x >> lib/core.go"}},
+	} {
+		r := beforeTool(c.tool, c.input)
+		var out struct{ Decision, Reason string }
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &out) != nil || out.Decision != "deny" {
+			t.Fatalf("%s: want a deny, got exit %d stdout %q stderr %q", c.tool, r.Code, r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{"lib/core.go", "holder", "refactoring core", "intercom ask holder"} {
+			if !strings.Contains(out.Reason, want) {
+				t.Fatalf("%s: reason %q lacks %q", c.tool, out.Reason, want)
+			}
+		}
+	}
+	if free := beforeTool("write_file", map[string]any{"file_path": "lib/other.go", "content": "x"}); free.Code != 0 || free.Stdout != "{}\n" {
+		t.Fatalf("a write of a free path: exit %d stdout %q, want {}", free.Code, free.Stdout)
+	}
+	if read := beforeTool("read_file", map[string]any{"file_path": file}); read.Code != 0 || read.Stdout != "{}\n" {
+		t.Fatalf("a read of the reserved path: exit %d stdout %q, want {}", read.Code, read.Stdout)
+	}
+	broken := beforeTool("write_file", map[string]any{"file_path": file}, "--socket", filepath.Join(h.Cwd, "no-such.sock"))
+	if broken.Code != 0 || broken.Stdout != "{}\n" || !strings.Contains(broken.Stderr, "intercom hook gemini BeforeTool") {
+		t.Fatalf("a hook failing internally: exit %d stdout %q stderr %q, want exit 0, {}, one stderr line", broken.Code, broken.Stdout, broken.Stderr)
+	}
+}

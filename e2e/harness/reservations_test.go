@@ -125,3 +125,71 @@ func TestReservationBlocksPiEdit(t *testing.T) {
 		}
 	})
 }
+
+// reserveAsHolder starts the peer "holder" and reserves held.txt in dir
+// for it.
+func reserveAsHolder(t *testing.T, w *World, dir string) {
+	t.Helper()
+	holder := w.StartPeer("holder")
+	if r := w.Intercom(dir, nil, "--session", holder.ID, "reserve", "held.txt", "--reason", "holder rewrites it"); r.Code != 0 {
+		t.Fatalf("reserve: exit %d: %s", r.Code, r.Stderr)
+	}
+}
+
+// checkHeldAndMine fails unless held.txt was not written, the model read
+// who holds it and how to ask, and mine.txt (its own reservation) holds
+// want.
+func checkHeldAndMine(t *testing.T, m *Model, dir, harness, want string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "held.txt")); !os.IsNotExist(err) {
+		t.Fatalf("%s wrote the reserved held.txt (stat: %v)", harness, err)
+	}
+	if !anyRequestHolds(m, "held.txt is reserved by holder", "holder rewrites it", "intercom ask holder") {
+		t.Fatalf("%s's model was never told who holds held.txt and how to ask", harness)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "mine.txt")); err != nil || string(data) != want {
+		t.Fatalf("%s's edit of its own reservation: %q %v", harness, data, err)
+	}
+}
+
+// TestReservationBlocksGeminiEdit: the real Gemini CLI's write_file of a
+// path another session holds is denied by its BeforeTool hook, as
+// `intercom install gemini` wrote it (the model reads who holds it and how
+// to ask); its own reservation never blocks its own write.
+func TestReservationBlocksGeminiEdit(t *testing.T) {
+	w := NewWorld(t)
+	w.InstallGemini()
+	dir := w.Project("shared")
+	reserveAsHolder(t, w, dir)
+	held, mine := filepath.Join(dir, "held.txt"), filepath.Join(dir, "mine.txt")
+	m := NewGemini(t)
+	g := geminiKind.start(t, w, dir, m).(*geminiSession)
+	m.Script(
+		Turn{Calls: []Call{{Name: "write_file", Args: map[string]any{"file_path": held, "content": "gemini was here"}}}},
+		Turn{Calls: []Call{GeminiShell("intercom reserve mine.txt --reason 'my notes'")}},
+		Turn{Calls: []Call{{Name: "write_file", Args: map[string]any{"file_path": mine, "content": "gemini's own"}}}},
+		Turn{Text: "gemini done"},
+	)
+	g.Turn("edit the files", "gemini done")
+	g.Check(t)
+	checkHeldAndMine(t, m, dir, "Gemini CLI", "gemini's own")
+}
+
+// TestReservationBlocksOpenCodeEdit: the real OpenCode's write of a path
+// another session holds is refused by the plugin's tool.execute.before
+// (the model reads who holds it); its own reservation never blocks its own
+// write.
+func TestReservationBlocksOpenCodeEdit(t *testing.T) {
+	w, m, _ := openCodeWorld(t)
+	dir := w.Project("shared")
+	reserveAsHolder(t, w, dir)
+	held, mine := filepath.Join(dir, "held.txt"), filepath.Join(dir, "mine.txt")
+	m.Script(
+		Turn{Calls: []Call{{Name: "write", Args: map[string]any{"filePath": held, "content": "opencode was here"}}}},
+		Turn{Calls: []Call{OpenCodeBash("intercom reserve mine.txt --reason 'my notes'")}},
+		Turn{Calls: []Call{{Name: "write", Args: map[string]any{"filePath": mine, "content": "opencode's own"}}}},
+		Turn{Text: "opencode done"},
+	)
+	w.RunOpenCode("opencode", dir, m, "edit the files").Finish(turnTimeout)
+	checkHeldAndMine(t, m, dir, "OpenCode", "opencode's own")
+}

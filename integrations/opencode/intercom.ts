@@ -15,6 +15,8 @@ const INTERCOM: string = process.env.INTERCOM_BIN || "__INTERCOM_BIN__"
 // How long a hook waits for intercom before letting OpenCode go on.
 const HOOK_WAIT_MS = 15_000
 const RESTART_MS = 10_000
+// The tools a reservation can refuse (the Go side reads their paths).
+const EDIT_TOOLS = ["write", "edit", "multiedit", "patch", "apply_patch", "bash"]
 // `opencode run` exits at its first idle: a prompt sent then would be
 // stored but not answered (until `opencode run -s`), so it never wakes.
 const ONE_SHOT = process.argv.slice(2).find((a) => !a.startsWith("-")) === "run"
@@ -185,6 +187,30 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
       })
     })
 
+  // checkTool asks intercom whether the tool call would edit a path another
+  // session reserved: the reason it must not run, or "" (also on any
+  // problem, which is one stderr line: a check never breaks OpenCode).
+  const checkTool = async (l: Link, tool: string, args: unknown): Promise<string> => {
+    try {
+      await within(l.ready, HOOK_WAIT_MS, "reservations")
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          INTERCOM,
+          ["--session", l.id, "--json", "reservations", "--check-tool", tool],
+          { cwd: directory, timeout: HOOK_WAIT_MS, maxBuffer: 1 << 20 },
+          (err, stdout, stderr) => (err ? reject(new Error((stderr || String(err)).trim())) : resolve(stdout)),
+        )
+        child.stdin?.on("error", () => {})
+        child.stdin?.end(JSON.stringify(args ?? {}))
+      })
+      const v = JSON.parse(out)
+      return v?.block ? String(v.reason || "reserved by another session") : ""
+    } catch (e) {
+      warn(`reservations not checked: ${String(e).split("\n")[0]}`)
+      return ""
+    }
+  }
+
   let tools = {}
   try {
     const { tool } = await import("@opencode-ai/plugin")
@@ -280,9 +306,15 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
         warn(String(e))
       }
     },
-    async "tool.execute.before"(input) {
-      const l = link(input.sessionID)
+    async "tool.execute.before"(input, output) {
+      const l = link(parents.get(input.sessionID) ?? input.sessionID)
       if (!l) return
+      if (EDIT_TOOLS.includes(input.tool)) {
+        // Reservations: throwing refuses the call, and the model reads why.
+        const reason = await checkTool(l, input.tool, output.args)
+        if (reason) throw new Error(reason)
+      }
+      if (parents.has(input.sessionID)) return
       l.tool = input.tool
       l.state("tool:" + input.tool.replace(/\s+/g, "_"))
     },

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -380,5 +381,33 @@ esac`, m.intercom, tc.state))
 				t.Errorf("mcp: %s %q, want %s with %q", c.Status, c.Detail, tc.status, tc.detail)
 			}
 		})
+	}
+}
+
+// A Gemini CLI install without the BeforeTool hook (one older than
+// reservations' enforcement) is a warning naming it, with the fix.
+func TestGeminiWithoutBeforeToolWarns(t *testing.T) {
+	t.Parallel()
+	m := newMachine(t, "gemini")
+	m.install("gemini", m.intercom)
+	path := filepath.Join(m.home, ".gemini", "settings.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["hooks"].(map[string]any), "BeforeTool")
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := row(t, m.run("gemini"), "gemini", "user", "hooks")
+	if c.Status != Warn || !strings.Contains(c.Detail, "BeforeTool") || c.Fix == "" {
+		t.Errorf("gemini hooks without BeforeTool: %s %q fix %q", c.Status, c.Detail, c.Fix)
 	}
 }

@@ -37,7 +37,10 @@ var gemini = harness{name: "gemini", binary: "gemini", inspect: func(o *Options,
 		if missing := in.MissingHooks(); len(missing) > 0 {
 			return Fail, "missing: " + strings.Join(geminiNames(missing), ", "), f.fix
 		}
-		return OK, fmt.Sprintf("%s (user hooks run without a prompt)", strings.Join(geminiNames(installedEvents(in)), ", ")), ""
+		if len(in.PreTool) == 0 { // an install older than reservations' enforcement
+			return Warn, "no " + install.GeminiBeforeTool + " hook: reservations are not enforced before an edit (only at commit)", f.fix
+		}
+		return OK, fmt.Sprintf("%s, %s (user hooks run without a prompt)", strings.Join(geminiNames(installedEvents(in)), ", "), install.GeminiBeforeTool), ""
 	}
 	return f, found
 }}

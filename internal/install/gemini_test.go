@@ -77,7 +77,10 @@ func TestGeminiInstallMergesAndUninstallsExactly(t *testing.T) {
 	if doc.Security == nil || doc.MCPServers["github"] == nil {
 		t.Errorf("install lost the user's settings:\n%s", data)
 	}
-	for _, ev := range []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"} {
+	if g := doc.Hooks["BeforeTool"]; len(g) != 1 || g[0].Matcher != "write_file|replace|run_shell_command" {
+		t.Errorf("BeforeTool (reservations) hook %+v, want one with the edit tools' matcher", g)
+	}
+	for _, ev := range []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "BeforeTool"} {
 		groups := doc.Hooks[ev]
 		last := groups[len(groups)-1].Hooks[0]
 		if want := "'/opt/inter com/intercom' hook gemini " + ev; last["command"] != want || last["timeout"] != float64(30000) {

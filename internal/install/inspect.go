@@ -25,6 +25,9 @@ type Installed struct {
 	// Hooks maps each event of hooks.Events to the intercom hook commands
 	// found for it (an event without one is absent).
 	Hooks map[string][]string
+	// PreTool are the intercom commands of the harness's pre-tool hook
+	// (PreToolUse; Gemini CLI: BeforeTool), which enforces reservations.
+	PreTool []string
 	// Rewake reports Claude Code's asyncRewake Stop hook (intercom wait
 	// --rewake with asyncRewake true).
 	Rewake bool
@@ -80,6 +83,8 @@ func Inspect(t Target) Installed {
 			in.HooksErr = err
 		} else {
 			in.Hooks, in.Rewake = t.ourHooks(doc)
+			in.PreTool = t.preToolHooks(doc)
+			in.PreTool = t.preToolHooks(doc)
 			in.HooksDisabled = doc["disableAllHooks"] == true
 		}
 	}
@@ -133,6 +138,27 @@ func (t Target) ourHooks(doc map[string]any) (map[string][]string, bool) {
 		}
 	}
 	return found, rewake
+}
+
+// preToolHooks collects the intercom commands of the pre-tool events of a
+// hooks document.
+func (t Target) preToolHooks(doc map[string]any) []string {
+	var found []string
+	hooksMap, _ := doc["hooks"].(map[string]any)
+	for _, ev := range t.preToolEvents() {
+		groups, _ := hooksMap[ev].([]any)
+		for _, g := range groups {
+			gm, _ := g.(map[string]any)
+			list, _ := gm["hooks"].([]any)
+			for _, h := range list {
+				hm, _ := h.(map[string]any)
+				if cmd, _ := hm["command"].(string); t.ours(cmd) {
+					found = append(found, cmd)
+				}
+			}
+		}
+	}
+	return found
 }
 
 // inspectCodexConfig reads config.toml: the hooks feature and the MCP entry.
@@ -228,6 +254,7 @@ func InspectSettings(t Target, doc map[string]any) Installed {
 	in := Installed{HooksExists: true, MCPExists: true}
 	in.HooksFile, in.MCPFile = t.files()
 	in.Hooks, in.Rewake = t.ourHooks(doc)
+	in.PreTool = t.preToolHooks(doc)
 	in.HooksDisabled = doc["disableAllHooks"] == true
 	servers, _ := doc["mcpServers"].(map[string]any)
 	in.MCP = DecodeMCPServer(servers["intercom"])

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,7 +179,7 @@ func (t Target) editHooks(doc map[string]any, add bool) {
 			if ev == hooks.PostToolUse && t.Harness == "claude" {
 				g["matcher"] = "*"
 			}
-			if ev == preToolUse {
+			if slices.Contains(t.preToolEvents(), ev) {
 				g["matcher"] = reservations.Matcher(t.Harness)
 			}
 			kept = append(kept, g)

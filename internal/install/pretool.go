@@ -1,15 +1,22 @@
 package install
 
 // preToolUse is the pre-tool hook event through which Claude Code and
-// Codex refuse an edit of a path another session has reserved (see
+// Codex (and Gemini CLI, as BeforeTool) refuse an edit of a path another session has reserved (see
 // docs/reservations.md). It is installed beside the events of hooks.Events,
 // with a matcher naming the harness's file-editing tools.
 const preToolUse = "PreToolUse"
 
+// GeminiBeforeTool is Gemini CLI's name of the pre-tool event (its
+// {"decision":"deny"} refuses the call).
+const GeminiBeforeTool = "BeforeTool"
+
 // preToolEvents lists the extra hook events of t's harness.
 func (t Target) preToolEvents() []string {
-	if t.Harness == "claude" || t.Harness == "codex" {
+	switch t.Harness {
+	case "claude", "codex":
 		return []string{preToolUse}
+	case "gemini":
+		return []string{GeminiBeforeTool}
 	}
 	return nil
 }

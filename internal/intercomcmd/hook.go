@@ -28,6 +28,8 @@ under the names BeforeAgent, AfterTool and AfterAgent):
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
   Stop              report idle; if messages wait, continue the turn with them
+  PreToolUse        (gemini: BeforeTool) deny an edit of a path another
+                    session reserved (docs/reservations.md)
                     (claude: Stop additionalContext; codex, gemini:
                     {"decision":"block","reason":…}); with --hold DUR and
                     none waiting, wait up to DUR for one
@@ -50,7 +52,7 @@ Examples:
 // Run answers the hook (hooks.Run). It always returns nil: a hook must
 // never break the agent's turn, so every problem is one line on stderr.
 func (h *HookCmd) Run(e *env) error {
-	if h.Event == PreToolUse && h.Harness != "gemini" {
+	if h.preTool() {
 		if err := h.preToolUse(e); err != nil { // reservations (pretool.go)
 			fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, render.OneLine(err.Error()))
 		}

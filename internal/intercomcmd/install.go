@@ -32,8 +32,8 @@ func (InstallCmd) Help() string {
           [features] hooks = true (merged into your features table, inline
           or not) and [mcp_servers.intercom] with the env_vars it needs;
           what was added is recorded in .codex/intercom-install.json
-  gemini: hooks SessionStart, BeforeAgent, AfterTool, AfterAgent (timeouts
-          in milliseconds) and MCP server "intercom" (trusted, with the
+  gemini: hooks SessionStart, BeforeAgent, AfterTool, AfterAgent, and
+          BeforeTool for reservations (timeouts in milliseconds) and MCP server "intercom" (trusted, with the
           INTERCOM_* variables in its env) in .gemini/settings.json, under
           GEMINI_CLI_HOME when that is set; --hold DUR makes AfterAgent
           wait for a message (wakes an idle agent, holds its turn open)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/install"
 	"github.com/intercom-dev/intercom/internal/reservations"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -17,18 +18,40 @@ import (
 // tool call may run (reservations), and nothing else.
 const PreToolUse = "PreToolUse"
 
-// preToolUse answers a Claude Code or Codex PreToolUse hook: a deny
-// naming the holder when the call would edit a path another session holds;
-// nothing (the call runs) otherwise. A failure is the caller's stderr line:
-// the call runs.
+// preTool reports whether h is the pre-tool event: PreToolUse, or Gemini
+// CLI's BeforeTool.
+func (h *HookCmd) preTool() bool {
+	return h.Event == PreToolUse || (h.Harness == "gemini" && h.Event == install.GeminiBeforeTool)
+}
+
+// preToolUse answers a Claude Code or Codex PreToolUse hook, or a Gemini
+// CLI BeforeTool hook: a deny naming the holder when the call would edit a
+// path another session holds; nothing (the call runs) otherwise, which for
+// Gemini CLI is {} (it always reads JSON, even after a failure). A failure
+// is the caller's stderr line: the call runs.
 func (h *HookCmd) preToolUse(e *env) error {
+	why, err := h.preToolBlock(e)
+	switch {
+	case why != "":
+		_, werr := e.stdout.Write(reservations.DenyOutput(h.Harness, why))
+		return errors.Join(err, werr)
+	case h.Harness == "gemini":
+		_, werr := e.stdout.Write([]byte("{}\n"))
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// preToolBlock reads the hook input and returns why the call must not run
+// ("" when it may).
+func (h *HookCmd) preToolBlock(e *env) (string, error) {
 	data, err := io.ReadAll(io.LimitReader(e.stdin, hooks.MaxInput+1))
 	if err != nil {
-		return fmt.Errorf("read hook input: %w", err)
+		return "", fmt.Errorf("read hook input: %w", err)
 	}
 	if len(data) > hooks.MaxInput {
 		_, _ = io.Copy(io.Discard, e.stdin)
-		return hooks.ErrTooLarge
+		return "", hooks.ErrTooLarge
 	}
 	var in struct {
 		SessionID string          `json:"session_id"`
@@ -37,17 +60,17 @@ func (h *HookCmd) preToolUse(e *env) error {
 		ToolInput json.RawMessage `json:"tool_input"`
 	}
 	if err := json.Unmarshal(data, &in); err != nil {
-		return fmt.Errorf("hook input is not JSON: %w", err)
+		return "", fmt.Errorf("hook input is not JSON: %w", err)
 	}
 	if in.SessionID == "" {
-		return errors.New("hook input has no session_id")
+		return "", errors.New("hook input has no session_id")
 	}
 	if len(reservations.ToolPaths(in.ToolName, in.ToolInput)) == 0 {
-		return nil // writes nothing reservations know of: no broker call
+		return "", nil // writes nothing reservations know of: no broker call
 	}
 	c, err := e.connectHome(true)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer c.Close()
 	sid := agentsession.SessionID(h.Harness, in.SessionID)
@@ -56,12 +79,7 @@ func (h *HookCmd) preToolUse(e *env) error {
 			sid = b.Session
 		}
 	}
-	why, err := reservations.Blocked(e.ctx, c, sid, in.Cwd, in.ToolName, in.ToolInput)
-	if err != nil || why == "" {
-		return err
-	}
-	_, err = e.stdout.Write(reservations.DenyOutput(why))
-	return err
+	return reservations.Blocked(e.ctx, c, sid, in.Cwd, in.ToolName, in.ToolInput)
 }
 
 // checkTool is `reservations --check-tool NAME`: the pre-tool decision for

@@ -66,9 +66,15 @@ func BlockMessage(conflicts []wire.ReservationConflict) string {
 		". Work on something else or ask the holder; `intercom reservations` shows when it is free."
 }
 
-// DenyOutput is the PreToolUse answer (Claude Code's and Codex's) that
-// refuses the tool call with reason, shown to the model.
-func DenyOutput(reason string) []byte {
+// DenyOutput is the pre-tool hook answer of harness that refuses the tool
+// call with reason, shown to the model: Gemini CLI's BeforeTool
+// {"decision":"deny"}, else Claude Code's and Codex's PreToolUse
+// permissionDecision.
+func DenyOutput(harness, reason string) []byte {
+	if harness == "gemini" {
+		out, _ := json.Marshal(map[string]any{"decision": "deny", "reason": reason})
+		return append(out, '\n')
+	}
 	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
 	}})

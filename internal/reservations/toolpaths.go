@@ -11,6 +11,9 @@ var EditTools = map[string][]string{
 	"claude": {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"},
 	"codex":  {"apply_patch", "Edit", "Write", "Bash", "shell", "exec_command"},
 	"pi":     {"write", "edit", "bash"},
+	"gemini": {"write_file", "replace", "run_shell_command"},
+	// OpenCode's plugin checks these itself (tool.execute.before).
+	"opencode": {"write", "edit", "multiedit", "patch", "apply_patch", "bash"},
 }
 
 // Matcher is the pre-tool hook matcher of harness: its edit tools.
@@ -18,19 +21,23 @@ func Matcher(harness string) string { return strings.Join(EditTools[harness], "|
 
 // ToolPaths returns the paths a tool call would write, as given (absolute,
 // or relative to the harness's working directory): the file of Write,
-// Edit, MultiEdit and NotebookEdit (Claude Code) and write and edit (Pi);
-// every file an apply_patch adds, updates, deletes or moves to (Codex);
+// Edit, MultiEdit and NotebookEdit (Claude Code), write and edit (Pi),
+// write_file and replace (Gemini CLI), write, edit and multiedit
+// (OpenCode's filePath); every file an apply_patch (Codex, OpenCode) or
+// patch (OpenCode) adds, updates, deletes or moves to;
 // and, best effort, what a shell command visibly writes (shellTargets).
 // Other tools write nothing it knows of.
 func ToolPaths(tool string, input json.RawMessage) []string {
 	var in struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Path         string `json:"path"`
-		Command      any    `json:"command"` // a string, or Codex's argv array
-		Cmd          string `json:"cmd"`     // Codex's exec_command
-		Patch        string `json:"patch"`
-		Input        string `json:"input"`
+		FilePath      string `json:"file_path"`
+		FilePathCamel string `json:"filePath"` // OpenCode's
+		NotebookPath  string `json:"notebook_path"`
+		Path          string `json:"path"`
+		Command       any    `json:"command"` // a string, or Codex's argv array
+		Cmd           string `json:"cmd"`     // Codex's exec_command
+		Patch         string `json:"patch"`
+		PatchText     string `json:"patchText"` // OpenCode's
+		Input         string `json:"input"`
 	}
 	if len(input) > 0 && input[0] == '"' { // a freeform tool's input is its text
 		var s string
@@ -45,12 +52,12 @@ func ToolPaths(tool string, input json.RawMessage) []string {
 		command = in.Cmd
 	}
 	switch strings.ToLower(tool) {
-	case "write", "edit", "multiedit":
-		return nonEmpty(in.FilePath, in.Path)
+	case "write", "edit", "multiedit", "write_file", "replace":
+		return nonEmpty(in.FilePath, in.FilePathCamel, in.Path)
 	case "notebookedit":
 		return nonEmpty(in.NotebookPath, in.FilePath)
-	case "apply_patch":
-		for _, text := range []string{in.Patch, in.Input, command} {
+	case "apply_patch", "patch":
+		for _, text := range []string{in.Patch, in.PatchText, in.Input, command} {
 			if p := PatchPaths(text); len(p) > 0 {
 				return p
 			}
