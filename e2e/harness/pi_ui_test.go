@@ -108,9 +108,9 @@ func TestPiShortcutOpensCompose(t *testing.T) {
 	})
 }
 
-// Esc in the TUI compose overlay cancels it: the typed text is never sent.
-// The shortcut then opens the flow again, and the message composed then is
-// the only one near gets.
+// Esc in the TUI compose overlay cancels it: the overlay closes and the
+// typed text is never sent. The shortcut then opens the flow again, and the
+// message composed then is the only one near gets.
 func TestPiComposeEscCancels(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not on PATH: the TUI test needs it")
@@ -133,6 +133,7 @@ func TestPiComposeEscCancels(t *testing.T) {
 			tui.AwaitScreen("> " + text)
 			if text == dropped {
 				tui.Keys("Escape")
+				tui.AwaitScreenWithout("> " + text) // the overlay closed
 			} else {
 				tui.Keys("Enter")
 			}
