@@ -67,6 +67,18 @@ func (p *PiTUI) AwaitScreen(s string) {
 	}
 }
 
+// AwaitScreenWithout waits until the pane no longer shows s.
+func (p *PiTUI) AwaitScreenWithout(s string) {
+	p.w.t.Helper()
+	deadline := time.Now().Add(msgTimeout)
+	for strings.Contains(p.Screen(), s) {
+		if time.Now().After(deadline) {
+			p.w.t.Fatalf("the Pi pane still shows %q:\n%s", s, p.Screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Keys sends tmux key names (Enter, Down, Escape, ...).
 func (p *PiTUI) Keys(keys ...string) { p.tmux(append([]string{"send-keys"}, keys...)...) }
 

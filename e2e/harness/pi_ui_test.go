@@ -108,6 +108,44 @@ func TestPiShortcutOpensCompose(t *testing.T) {
 	})
 }
 
+// Esc in the TUI compose overlay cancels it: the overlay closes and the
+// typed text is never sent. The shortcut then opens the flow again, and the
+// message composed then is the only one near gets.
+func TestPiComposeEscCancels(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on PATH: the TUI test needs it")
+	}
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		w.InstallPi()
+		dir := w.Project("tui-esc")
+		near := w.StartPeerIn("near", dir)
+		dropped, sent := marker("DROPPED"), marker("SENT")
+		tui := w.StartPiTUI("pi", dir, line, NewAnthropic(t))
+		tui.AwaitScreen("intercom-package")
+		Await(t, msgTimeout, func() bool { return len(w.SessionsIn(dir)) == 2 }, "Pi's session beside near")
+		for _, text := range []string{dropped, sent} {
+			tui.Raw([]byte("\x1b[109;4u"))
+			tui.AwaitScreen("message which session?")
+			tui.Keys("Enter")
+			tui.AwaitScreen("intercom → near  [Send]")
+			tui.Type(text)
+			tui.AwaitScreen("> " + text)
+			if text == dropped {
+				tui.Keys("Escape")
+				tui.AwaitScreenWithout("> " + text) // the overlay closed
+			} else {
+				tui.Keys("Enter")
+			}
+		}
+		near.AwaitMessage(sent, msgTimeout)
+		tui.AwaitScreen("intercom: sent to near")
+		if n := near.Messages(dropped); n != 0 {
+			t.Errorf("the compose cancelled with Esc sent its text %d times", n)
+		}
+	})
+}
+
 // Once, when another session works in the same project, the first run's
 // system prompt carries the reference's presence hint; nothing is sent,
 // and the next run does not repeat it.
