@@ -23,11 +23,13 @@ const ONE_SHOT = process.argv.slice(2).find((a) => !a.startsWith("-")) === "run"
 
 type HostEvent = { event: string; req?: number; session?: string; name?: string; intro?: string; text?: string; acked?: number; error?: string }
 
-// warn says a problem on stderr, each distinct one once.
+// warn says a problem on stderr, each distinct one once: cause names the
+// problem (the message itself unless given), so one cause seen by several
+// callers (a missing intercom binary) is one line.
 const warned = new Set<string>()
-function warn(msg: string) {
-  if (warned.has(msg) || warned.size > 100) return
-  warned.add(msg)
+function warn(msg: string, cause: string = msg) {
+  if (warned.has(cause) || warned.size > 100) return
+  warned.add(cause)
   console.error(`intercom: ${msg}`)
 }
 
@@ -206,7 +208,8 @@ export const IntercomPlugin: Plugin = async ({ client, directory }) => {
       const v = JSON.parse(out)
       return v?.block ? String(v.reason || "reserved by another session") : ""
     } catch (e) {
-      warn(`reservations not checked: ${String(e).split("\n")[0]}`)
+      const cause = String(e).split("\n")[0]
+      warn(`reservations not checked: ${cause}`, cause)
       return ""
     }
   }
