@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/intercom-dev/intercom/internal/config"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -261,26 +259,19 @@ func (b *Broker) historyPage(req wire.HistoryRequest) (*wire.HistoryReply, error
 	return out, nil
 }
 
-// historyEntry decodes a kept value.
+// historyEntry is a kept value as history readers get it.
 func historyEntry(cursor string, kind byte, data []byte) (wire.HistoryEntry, bool) {
 	n, _ := store.ParseHistoryCursor(cursor)
 	e := wire.HistoryEntry{Cursor: cursor, At: time.Unix(0, int64(n)).UTC()}
-	switch kind {
-	case store.HistoryMessage:
-		var m wire.Message
-		if json.Unmarshal(data, &m) != nil {
-			return e, false
-		}
-		e.Kind, e.Message = wire.HistoryMessage, &m
-	case store.HistoryRecord:
-		var r wire.TopicRecord
-		if json.Unmarshal(data, &r) != nil {
-			return e, false
-		}
-		r.Declared = r.Ownership
-		e.Kind, e.Record = wire.HistoryRecord, &r
-	default:
+	m, r, ok := store.DecodeHistory(kind, data)
+	switch {
+	case !ok:
 		return e, false
+	case m != nil:
+		e.Kind, e.Message = wire.HistoryMessage, m
+	default:
+		r.Declared = r.Ownership
+		e.Kind, e.Record = wire.HistoryRecord, r
 	}
 	return e, true
 }

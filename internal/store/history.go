@@ -7,6 +7,9 @@ import (
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	json "github.com/goccy/go-json"
+
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // History: what the broker keeps of delivered messages and published topic
@@ -127,3 +130,23 @@ func (t *Txn) SetHistoryEpoch(epoch string) error { return t.Set(historyEpochKey
 // MessageBytesAt returns the stored encoding of the message at, as history
 // keeps it.
 func (t *Txn) MessageBytesAt(at Slot) ([]byte, error) { return t.Get(at.key()) }
+
+// DecodeHistory decodes a kept value of kind: a message (HistoryMessage) or
+// a topic record (HistoryRecord); false when it is neither or unreadable.
+func DecodeHistory(kind byte, data []byte) (*wire.Message, *wire.TopicRecord, bool) {
+	switch kind {
+	case HistoryMessage:
+		var m wire.Message
+		if json.Unmarshal(data, &m) != nil {
+			return nil, nil, false
+		}
+		return &m, nil, true
+	case HistoryRecord:
+		var r wire.TopicRecord
+		if json.Unmarshal(data, &r) != nil {
+			return nil, nil, false
+		}
+		return nil, &r, true
+	}
+	return nil, nil, false
+}
