@@ -87,25 +87,32 @@ var ErrTooLarge = errors.New("hook input too large")
 // beyond the limit is read and dropped, so the harness never sees its pipe
 // closed early.
 func Parse(r io.Reader) (Input, error) {
+	in, _, err := ParseRaw(r)
+	return in, err
+}
+
+// ParseRaw is Parse that also returns the input's bytes, for a caller that
+// reads fields Input does not carry (the pre-tool hook's tool_input).
+func ParseRaw(r io.Reader) (Input, []byte, error) {
 	var in Input
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
-		return in, fmt.Errorf("read hook input: %w", err)
+		return in, nil, fmt.Errorf("read hook input: %w", err)
 	}
 	if len(data) > MaxInput {
 		_, _ = io.Copy(io.Discard, r)
-		return in, fmt.Errorf("%w: more than %d bytes on stdin", ErrTooLarge, MaxInput)
+		return in, nil, fmt.Errorf("%w: more than %d bytes on stdin", ErrTooLarge, MaxInput)
 	}
 	if len(data) == 0 {
-		return in, errors.New("hook input is empty (want the harness's JSON on stdin)")
+		return in, nil, errors.New("hook input is empty (want the harness's JSON on stdin)")
 	}
 	if err := json.Unmarshal(data, &in); err != nil {
-		return in, fmt.Errorf("hook input is not JSON: %w", err)
+		return in, nil, fmt.Errorf("hook input is not JSON: %w", err)
 	}
 	if in.SessionID == "" {
-		return in, errors.New("hook input has no session_id")
+		return in, nil, errors.New("hook input has no session_id")
 	}
-	return in, nil
+	return in, data, nil
 }
 
 // ContextOutput is the answer that adds text to the model's context.

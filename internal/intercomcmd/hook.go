@@ -12,7 +12,7 @@ import (
 // HookCmd answers a harness hook.
 type HookCmd struct {
 	Harness string `arg:"" help:"claude, codex or gemini."`
-	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse or Stop (Gemini CLI: SessionStart, BeforeAgent, AfterTool or AfterAgent)."`
+	Event   string `arg:"" help:"SessionStart, UserPromptSubmit, PostToolUse, Stop or PreToolUse (Gemini CLI: SessionStart, BeforeAgent, AfterTool, AfterAgent or BeforeTool)."`
 	// Hold makes Stop wait for a waking message when none is there: the
 	// only way to wake an idle Gemini CLI, which keeps its turn open (and
 	// the user's typed input waiting) meanwhile.
@@ -23,16 +23,16 @@ type HookCmd struct {
 func (HookCmd) Help() string {
 	return `Reads the harness's hook JSON on stdin and answers on stdout per its
 contract (Claude Code and Codex share it; Gemini CLI's is the same JSON
-under the names BeforeAgent, AfterTool and AfterAgent):
+under the names BeforeAgent, AfterTool, AfterAgent and BeforeTool):
   SessionStart      join (register or resume) the agent's session, report idle
   UserPromptSubmit  report thinking; deliver waiting messages as additionalContext
   PostToolUse       report tool:<name>; deliver waiting messages as additionalContext
   Stop              report idle; if messages wait, continue the turn with them
-  PreToolUse        (gemini: BeforeTool) deny an edit of a path another
-                    session reserved (docs/reservations.md)
                     (claude: Stop additionalContext; codex, gemini:
                     {"decision":"block","reason":…}); with --hold DUR and
                     none waiting, wait up to DUR for one
+  PreToolUse        (gemini: BeforeTool) deny an edit of a path another
+                    session reserved (docs/reservations.md)
 The hooks, the MCP server and the agent's shell commands act as one session
 (see 'Agents' in docs/agents.md). An answer carries at most about 9,000
 characters of whole messages; the rest waits for the next boundary, and a

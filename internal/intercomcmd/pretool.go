@@ -45,27 +45,17 @@ func (h *HookCmd) preToolUse(e *env) error {
 // preToolBlock reads the hook input and returns why the call must not run
 // ("" when it may).
 func (h *HookCmd) preToolBlock(e *env) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(e.stdin, hooks.MaxInput+1))
+	in, data, err := hooks.ParseRaw(e.stdin)
 	if err != nil {
-		return "", fmt.Errorf("read hook input: %w", err)
+		return "", err
 	}
-	if len(data) > hooks.MaxInput {
-		_, _ = io.Copy(io.Discard, e.stdin)
-		return "", hooks.ErrTooLarge
-	}
-	var in struct {
-		SessionID string          `json:"session_id"`
-		Cwd       string          `json:"cwd"`
-		ToolName  string          `json:"tool_name"`
+	var tool struct {
 		ToolInput json.RawMessage `json:"tool_input"`
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
+	if err := json.Unmarshal(data, &tool); err != nil {
 		return "", fmt.Errorf("hook input is not JSON: %w", err)
 	}
-	if in.SessionID == "" {
-		return "", errors.New("hook input has no session_id")
-	}
-	if len(reservations.ToolPaths(in.ToolName, in.ToolInput)) == 0 {
+	if len(reservations.ToolPaths(in.ToolName, tool.ToolInput)) == 0 {
 		return "", nil // writes nothing reservations know of: no broker call
 	}
 	c, err := e.connectHome(true)
@@ -79,7 +69,7 @@ func (h *HookCmd) preToolBlock(e *env) (string, error) {
 			sid = b.Session
 		}
 	}
-	return reservations.Blocked(e.ctx, c, sid, in.Cwd, in.ToolName, in.ToolInput)
+	return reservations.Blocked(e.ctx, c, sid, in.Cwd, in.ToolName, tool.ToolInput)
 }
 
 // checkTool is `reservations --check-tool NAME`: the pre-tool decision for
