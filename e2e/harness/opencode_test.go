@@ -26,19 +26,6 @@ func gate(dir string) (command string, open func()) {
 	return "while [ ! -e " + path + " ]; do sleep 0.05; done; echo gate open", func() { _ = os.WriteFile(path, nil, 0o644) }
 }
 
-// awaitStatus waits until session id reports status.
-func (w *World) awaitStatus(id, status string) {
-	w.t.Helper()
-	Await(w.t, msgTimeout, func() bool {
-		for _, s := range w.Sessions() {
-			if s.ID == id && s.Status == status {
-				return true
-			}
-		}
-		return false
-	}, "session %s to report %s", id, status)
-}
-
 // A message that arrives while the bash tool runs reaches the model inside
 // that tool's result, once, and the session reported tool:bash meanwhile.
 func TestOpenCodeDeliversAtToolBoundary(t *testing.T) {

@@ -241,7 +241,11 @@ func TestPiBareReplyAnswersCurrentAsk(t *testing.T) {
 			return w.startAgent("ask-"+q, w.Root, nil, nil, false, filepath.Join(binDir, "intercom"),
 				"--session", from.ID, "--json", "ask", "--timeout", "5m", target, q)
 		}
+		// An ask that lands while Pi still reports its run (its extension
+		// says idle just after Pi's agent_end) is refused peer_busy and
+		// arrives as a plain message: each ask waits for the idle report.
 		m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), q1) }, Text: "later"})
+		w.awaitStatus(target, "idle")
 		ask(first, q1)
 		end = pi.AwaitEnd(end+1, msgTimeout)
 		m.Script(
@@ -249,6 +253,7 @@ func TestPiBareReplyAnswersCurrentAsk(t *testing.T) {
 				Calls: []Call{PiIntercom(map[string]any{"action": "reply", "message": a2})}},
 			Turn{Text: "replied"},
 		)
+		w.awaitStatus(target, "idle")
 		asked := ask(second, q2)
 		pi.AwaitEnd(end+1, msgTimeout)
 		if r := m.Answered(3); r == nil || !strings.Contains(lastUserText(r), "Reply sent to second") {

@@ -167,6 +167,20 @@ func (w *World) Sessions() []Session {
 	return rows
 }
 
+// awaitStatus waits until session id reports status (idle: it accepts
+// asks, the broker derives that from its state).
+func (w *World) awaitStatus(id, status string) {
+	w.t.Helper()
+	Await(w.t, msgTimeout, func() bool {
+		for _, s := range w.Sessions() {
+			if s.ID == id && s.Status == status {
+				return true
+			}
+		}
+		return false
+	}, "session %s to report %s", id, status)
+}
+
 func (w *World) listSessions() ([]Session, error) {
 	r := w.Intercom("", nil, "--json", "list", "--scope", "all", "--all")
 	if r.Code != 0 {
