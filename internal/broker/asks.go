@@ -27,6 +27,10 @@ type ask struct {
 	sentAt       time.Time
 	expires      time.Time
 	timer        *taskTimer
+	// away: its target detached without ending; awayTimer ends the ask
+	// when the resume grace passes first (asks_resume.go).
+	away      bool
+	awayTimer *taskTimer
 }
 
 // askTable holds the unresolved asks. Lock order: sessionTable.mu, then
@@ -37,10 +41,11 @@ type askTable struct {
 	byID    map[string]*ask
 	tasks   *tasks
 	publish func(subject string, v any)
+	grace   time.Duration // the resume grace (asks_resume.go)
 }
 
-func newAskTable(t *tasks, publish func(string, any)) *askTable {
-	return &askTable{byID: map[string]*ask{}, tasks: t, publish: publish}
+func newAskTable(t *tasks, publish func(string, any), grace time.Duration) *askTable {
+	return &askTable{byID: map[string]*ask{}, tasks: t, publish: publish, grace: grace}
 }
 
 func askTimeout(ms int64) time.Duration {
@@ -76,6 +81,7 @@ func (t *askTable) endLocked(a *ask, reason, why string) {
 		t.publish(a.waiter, wire.AskEvent{AskID: a.id, Reason: reason, Error: why})
 	}
 	a.timer.Stop()
+	a.awayTimer.Stop()
 	delete(t.byID, a.id)
 }
 
@@ -133,17 +139,37 @@ func (t *askTable) cancel(sid, id string) {
 	}
 }
 
-// retireOf ends the obligations of a session that went away: its own asks
-// are withdrawn; asks to it fail with peer_disconnected.
+// retireOf ends the obligations of a session that ended for good: its own
+// asks are withdrawn (a waiting asker is told asker_disconnected); asks to
+// it fail with peer_disconnected.
 func (t *askTable) retireOf(sid string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.askerGoneLocked(sid)
 	for _, a := range t.byID {
-		switch sid {
-		case a.from:
-			t.endLocked(a, "", "")
-		case a.to:
+		if a.to == sid {
 			t.endLocked(a, "peer_disconnected", "")
+		}
+	}
+}
+
+// detachedOf handles a session that detached without ending: its own asks
+// are withdrawn as in retireOf; asks to it wait for it to resume
+// (targetAwayLocked).
+func (t *askTable) detachedOf(sid string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.askerGoneLocked(sid)
+	t.targetAwayLocked(sid)
+}
+
+// askerGoneLocked withdraws the asks of session sid, which went away: a
+// process still waiting for one of them (an `intercom --session sid ask`
+// whose session's holder left) learns it at once, not at its timeout.
+func (t *askTable) askerGoneLocked(sid string) {
+	for _, a := range t.byID {
+		if a.from == sid {
+			t.endLocked(a, "asker_disconnected", "the asking session "+sid+" disconnected; its ask is withdrawn")
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // Asks: a reply reaches the waiting asker, not the holder; an ask ends at
-// its timeout, when a side goes away, or when the asker cancels.
+// its timeout, when a side goes away (the target after its resume grace),
+// or when the asker cancels.
 
 // askAsync asks in the background; the result arrives on the channel.
 func askAsync(w *world, from *intercom.Session, to, text string, timeout time.Duration) <-chan askOutcome {
@@ -78,9 +79,11 @@ func TestAskTimesOut(t *testing.T) {
 	w.pendingOf(z, 0)
 }
 
+// A session that left ends the asks to it once the resume grace has passed
+// (asks_resume_test.go); with askResumeGraceMs 0 that is at once.
 func TestAskPeerLeaves(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := graceWorld(t, "0")
 	a, z := w.attach("alpha"), w.attach("zulu")
 	out := askAsync(w, a, "zulu", "stay?", bounded)
 	recv(t, z)

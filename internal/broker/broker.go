@@ -142,7 +142,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	b.calls.idle.L = &b.calls.mu
 	b.traces, b.waiters, b.sends, b.ledger = newTraceTable(), newWaiterTable(), newSendState(), newLedger()
 	b.ledger.keepFor = b.retryMemory()
-	b.asks, b.routes, b.idle = newAskTable(b.tasks, b.publish), newRouteTable(b.tasks), newIdleWatch(opts.IdleExit, b.tasks)
+	b.asks, b.routes, b.idle = newAskTable(b.tasks, b.publish, askResumeGrace(opts.Layout)), newRouteTable(b.tasks), newIdleWatch(opts.IdleExit, b.tasks)
 	var natsDone chan error // the NATS server starts while the store opens
 	defer func() {
 		if natsDone != nil {

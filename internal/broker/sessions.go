@@ -181,6 +181,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 	s.Status, s.acceptsSet = req.Status, req.AcceptsAsks
 	s.applyState()
 	s.Connected, s.LastSeen = true, now
+	t.asks.targetBack(s.ID) // the asks to it that waited for its resume
 	if s.cid != 0 && s.cid != req.ClientID {
 		t.unmapCIDLocked(s.cid, s.ID)
 	}
@@ -206,17 +207,20 @@ type detached struct {
 }
 
 // detachLocked marks s disconnected (or removes it if ephemeral) and retires
-// the asks that depended on it.
+// its own asks; the asks to it wait for it to resume (asks_resume.go),
+// unless it is ephemeral and so ends here.
 func (t *sessionTable) detachLocked(s *session) detached {
 	s.Connected, s.cid = false, 0
 	s.State, s.AcceptsAsks = wire.StateDisconnected, false
 	s.LastSeen = time.Now().UTC()
 	t.deliv.detach(s.ID)
-	t.asks.retireOf(s.ID)
 	if s.Ephemeral {
+		t.asks.retireOf(s.ID)
 		delete(t.byID, s.ID)
 		t.deliv.remove(s.ID)
 		t.changed()
+	} else {
+		t.asks.detachedOf(s.ID)
 	}
 	return detached{id: s.ID, name: s.Name, ephemeral: s.Ephemeral, rec: s.record()}
 }
@@ -310,9 +314,9 @@ func (t *sessionTable) touch(sid string, now time.Time) {
 
 // stored records a message from sender to target just stored at now and,
 // for an ask, registers a (timing out after timeout) in the same step: a
-// target that went away while the send was committed retired no ask yet,
-// so the asker learns it now, not at its timeout. It reports whether the
-// target is still known and connected.
+// target that went away while the send was committed started no resume
+// grace for it yet, so it starts now. It reports whether the target is
+// still known and connected.
 func (t *sessionTable) stored(sender, target string, now time.Time, a *ask, timeout time.Duration) (known, connected bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -328,7 +332,7 @@ func (t *sessionTable) stored(sender, target string, now time.Time, a *ask, time
 	if a != nil {
 		t.asks.add(a, timeout)
 		if !to.Connected {
-			t.asks.retireOf(to.ID)
+			t.asks.targetAway(to.ID)
 		}
 	}
 	return true, to.Connected

@@ -30,6 +30,9 @@ type Config struct {
 	IdleExitMs    int64    `json:"idleExitMs"`
 	ForgetAfterMs int64    `json:"forgetAfterMs"`
 	Shortcut      string   `json:"shortcut"`
+	// AskResumeGraceMs is how long an ask to a session whose holder went
+	// away stays pending for that session to resume (internal/broker).
+	AskResumeGraceMs int64 `json:"askResumeGraceMs"`
 	// History retention (internal/broker/history.go): how long and how
 	// many bytes of delivered messages and topic records are kept.
 	HistoryMaxAgeMs int64 `json:"historyMaxAgeMs"`
@@ -46,6 +49,8 @@ func Defaults() Config {
 		IdleExitMs:    5000,
 		ForgetAfterMs: 600000,
 		Shortcut:      "alt+shift+m",
+		// A restarting harness (pi -c) resumes its session well within it.
+		AskResumeGraceMs: 60000,
 		// 30 days and 512 MiB.
 		HistoryMaxAgeMs: 30 * 24 * 3600 * 1000,
 		HistoryMaxBytes: 512 << 20,
@@ -67,6 +72,12 @@ func (c Config) IdleExit() time.Duration    { return time.Duration(c.IdleExitMs)
 // ForgetAfter is how long the broker keeps a disconnected session that never
 // held a message (0: forever).
 func (c Config) ForgetAfter() time.Duration { return time.Duration(c.ForgetAfterMs) * time.Millisecond }
+
+// AskResumeGrace is how long an ask to a session that detached without
+// ending stays pending for it to resume (0: it ends at once).
+func (c Config) AskResumeGrace() time.Duration {
+	return time.Duration(c.AskResumeGraceMs) * time.Millisecond
+}
 
 // HistoryMaxAge is how long delivered messages and topic records are kept
 // (0: none are).
@@ -110,17 +121,18 @@ func Load(path string) (Config, []string, error) {
 }
 
 var known = map[string]func(json.RawMessage, *Config) error{
-	"confirmSend":     boolField(func(c *Config) *bool { return &c.ConfirmSend }),
-	"replyHint":       boolField(func(c *Config) *bool { return &c.ReplyHint }),
-	"askTimeoutMs":    msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, ""),
-	"sendTimeoutMs":   msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, ""),
-	"listTimeoutMs":   msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, ""),
-	"idleExitMs":      msField(func(c *Config) *int64 { return &c.IdleExitMs }, "run forever"),
-	"forgetAfterMs":   msField(func(c *Config) *int64 { return &c.ForgetAfterMs }, "never forget"),
-	"status":          stringField(func(c *Config) *string { return &c.Status }, true),
-	"brokerCommand":   stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
-	"shortcut":        stringField(func(c *Config) *string { return &c.Shortcut }, false),
-	"historyMaxAgeMs": msField(func(c *Config) *int64 { return &c.HistoryMaxAgeMs }, "keep no history"),
+	"confirmSend":      boolField(func(c *Config) *bool { return &c.ConfirmSend }),
+	"replyHint":        boolField(func(c *Config) *bool { return &c.ReplyHint }),
+	"askTimeoutMs":     msField(func(c *Config) *int64 { return &c.AskTimeoutMs }, ""),
+	"sendTimeoutMs":    msField(func(c *Config) *int64 { return &c.SendTimeoutMs }, ""),
+	"listTimeoutMs":    msField(func(c *Config) *int64 { return &c.ListTimeoutMs }, ""),
+	"idleExitMs":       msField(func(c *Config) *int64 { return &c.IdleExitMs }, "run forever"),
+	"forgetAfterMs":    msField(func(c *Config) *int64 { return &c.ForgetAfterMs }, "never forget"),
+	"askResumeGraceMs": msField(func(c *Config) *int64 { return &c.AskResumeGraceMs }, "no grace"),
+	"status":           stringField(func(c *Config) *string { return &c.Status }, true),
+	"brokerCommand":    stringField(func(c *Config) *string { return &c.BrokerCommand }, false),
+	"shortcut":         stringField(func(c *Config) *string { return &c.Shortcut }, false),
+	"historyMaxAgeMs":  msField(func(c *Config) *int64 { return &c.HistoryMaxAgeMs }, "keep no history"),
 	"historyMaxBytes": func(raw json.RawMessage, c *Config) error {
 		var v int64
 		if err := strictUnmarshal(raw, &v); err != nil || v < 0 {

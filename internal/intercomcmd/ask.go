@@ -115,6 +115,8 @@ func askReason(err error) string {
 		return "timeout"
 	case errors.Is(err, intercom.ErrPeerDisconnected):
 		return "peer_disconnected"
+	case errors.Is(err, intercom.ErrAskerDisconnected):
+		return "asker_disconnected"
 	case errors.Is(err, intercom.ErrPeerOffline):
 		return "peer_offline"
 	case errors.Is(err, intercom.ErrAskBusy):

@@ -83,7 +83,7 @@ type Ask struct {
 	AskID  string   `json:"ask_id,omitempty"`
 	To     string   `json:"to"` // the target shown by list, or as given when unresolved
 	Reply  *Message `json:"reply,omitempty"`
-	Reason string   `json:"reason,omitempty"` // timeout, peer_disconnected, peer_busy, peer_offline, ask_in_progress
+	Reason string   `json:"reason,omitempty"` // timeout, peer_disconnected, asker_disconnected, peer_busy, peer_offline, ask_in_progress
 	Error  string   `json:"error,omitempty"`
 }
 

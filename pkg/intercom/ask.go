@@ -21,7 +21,7 @@ type AskResult struct {
 // Ask sends req as a question and waits up to timeout for the reply. The
 // reply is acknowledged for req.From before it is returned. Errors:
 // ErrPeerBusy (delivered, nobody will wait), ErrPeerOffline, ErrAskBusy,
-// ErrAskTimeout, ErrPeerDisconnected.
+// ErrAskTimeout, ErrPeerDisconnected, ErrAskerDisconnected.
 func (c *Client) Ask(ctx context.Context, req wire.SendRequest, timeout time.Duration) (AskResult, error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
@@ -65,6 +65,8 @@ func (c *Client) Ask(ctx context.Context, req wire.SendRequest, timeout time.Dur
 		return res, fmt.Errorf("%w: No reply from %q within %s", ErrAskTimeout, sent.To.Target, timeout)
 	case ev.Reason == "peer_disconnected":
 		return res, fmt.Errorf("%w: Reply peer disconnected before answering: %s", ErrPeerDisconnected, sent.To.Target)
+	case ev.Reason == "asker_disconnected":
+		return res, fmt.Errorf("%w: session %s was detached while waiting for %s; the ask is withdrawn (attach it again and ask again)", ErrAskerDisconnected, req.From, sent.To.Target)
 	default:
 		return res, fmt.Errorf("ask failed: %s %s", ev.Reason, ev.Error)
 	}

@@ -40,6 +40,9 @@ var (
 	ErrAskTimeout = errors.New("ask timed out")
 	// ErrPeerDisconnected: the asked session left before answering.
 	ErrPeerDisconnected = errors.New("peer disconnected before answering")
+	// ErrAskerDisconnected: the asking session itself went away (its
+	// holder left) while the ask waited, so the ask was withdrawn.
+	ErrAskerDisconnected = errors.New("asking session disconnected")
 	// ErrPeerBusy: the target does not accept asks now; the message was
 	// delivered but nobody waits for a reply.
 	ErrPeerBusy = errors.New("peer_busy")

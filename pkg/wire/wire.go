@@ -224,7 +224,7 @@ type SendReply struct {
 type AskEvent struct {
 	AskID  string   `json:"ask_id"`
 	Reply  *Message `json:"reply,omitempty"`
-	Reason string   `json:"reason,omitempty"` // peer_disconnected, timeout
+	Reason string   `json:"reason,omitempty"` // peer_disconnected, asker_disconnected, timeout
 	Error  string   `json:"error,omitempty"`
 }
 
