@@ -3,27 +3,27 @@
 package harness
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // An ask the model was shown (so acknowledged: never pushed again) and has
-// not answered is a recovered reply obligation when Pi resumes: the
-// resumed Pi's first request already offers the intercom tool, without
-// load_intercom, and the model's reply answers the ask.
-//
-// Skipped: the broker fails an ask with peer_disconnected when its target
-// disconnects (askTable.retireOf in detachLocked), so when Pi closes the
-// ask is gone and `intercom pending` of the resumed session is empty: no
-// reply obligation survives a Pi restart for the extension to recover.
-// SPEC's retirement list (answered, asker gone or timed out, supervisor
-// answer) does not name the target's disconnect; this test runs once the
-// broker keeps such an ask pending across the target's restart.
+// not answered is a recovered reply obligation when Pi resumes: the broker
+// keeps an ask pending while its target is away for the resume grace
+// (askResumeGraceMs, a minute), so the resumed Pi's `intercom pending`
+// lists it, its first request already offers the intercom tool without
+// load_intercom, and the model's reply answers the asker, still waiting.
 func TestPiRecoveredAskEnablesIntercom(t *testing.T) {
-	t.Skip("the broker fails an ask when its target (this Pi) disconnects: no obligation survives a Pi restart (see the comment)")
 	eachPi(t, func(t *testing.T, line PiLine) {
-		w, peer := piWorld(t)
+		w := NewWorld(t)
+		// A grace as long as the ask, so a slow restart is no failure.
+		if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(`{"askResumeGraceMs":600000}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w.InstallPi()
+		peer := w.StartPeer("peer")
 		dir := w.Project("recovered")
 		q, a := marker("Q-RECOVERED"), marker("A-RECOVERED")
 		m := NewAnthropic(t)
