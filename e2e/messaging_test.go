@@ -595,18 +595,65 @@ func TestMsgAskTimeout(t *testing.T) {
 	msgFails(t, h, 1, []string{"No active intercom context"}, "--session", "alice", "reply", "late")
 }
 
-// TestMsgAskPeerDisconnect: the asked session dies while the ask waits →
-// the ask exits 1 saying the peer disconnected.
+// TestMsgAskPeerDisconnect: the asked session dies while the ask waits and
+// does not come back within the resume grace (askResumeGraceMs) → the ask
+// exits 1 saying the peer disconnected, long before its own timeout.
 func TestMsgAskPeerDisconnect(t *testing.T) {
 	t.Parallel()
 	h := newMsgH(t)
+	h.WriteConfig(`{"idleExitMs": 0, "askResumeGraceMs": 500}`)
 	a, _ := h.Attach("--name", "alice")
-	ask := h.Start("ask", "alice", "still there?", "--timeout", "60s")
+	ask := h.Start("ask", "alice", "still there?", "--timeout", "1h")
 	msgExpect(t, a, "still there?")
 	a.Kill()
 	_, code := msgExit(t, ask)
 	if code != 1 || !strings.Contains(ask.Stderr(), "disconnected") {
 		t.Fatalf("ask after peer death: exit %d, stderr %q", code, ask.Stderr())
+	}
+}
+
+// TestMsgAskSurvivesPeerRestart: the asked session's holder dies and the
+// session is attached again (a harness restarting, as pi -c): the ask is
+// pending for it again and its reply reaches the ask, which kept waiting.
+func TestMsgAskSurvivesPeerRestart(t *testing.T) {
+	t.Parallel()
+	h := newMsgH(t)
+	a, aev := h.Attach("--name", "alice")
+	ask := h.Start("ask", "alice", "are you back?", "--timeout", "10m")
+	m := msgExpect(t, a, "are you back?")
+	a.Kill()
+	h.Attach("--id", msgStr(aev["id"]), "--name", "alice")
+	var pend struct {
+		Asks []map[string]any `json:"asks"`
+	}
+	h.JSON(&pend, "--session", "alice", "pending")
+	if len(pend.Asks) != 1 || pend.Asks[0]["reply_to"] != m["id"] {
+		t.Fatalf("pending of the restarted alice: %v, want ask %v", pend.Asks, m["id"])
+	}
+	h.OK("--session", "alice", "reply", "back again")
+	out, code := msgExit(t, ask)
+	if code != 0 || !strings.Contains(out, "back again") {
+		t.Fatalf("ask across the peer's restart: exit %d, stdout %q, stderr %q", code, out, ask.Stderr())
+	}
+}
+
+// TestMsgAskAskerDetached: `--session bob ask` waits while bob's holder
+// dies: the ask is withdrawn and the waiting command exits 1 saying why,
+// long before its timeout, instead of waiting for it.
+func TestMsgAskAskerDetached(t *testing.T) {
+	t.Parallel()
+	h := newMsgH(t)
+	a, _ := h.Attach("--name", "alice")
+	b, _ := h.Attach("--name", "bob")
+	ask := h.Start("--session", "bob", "--json", "ask", "alice", "need me?", "--timeout", "1h")
+	msgExpect(t, a, "need me?")
+	b.Kill()
+	out, code := msgExit(t, ask)
+	var res struct {
+		Reason string `json:"reason"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &res) != nil || res.Reason != "asker_disconnected" {
+		t.Fatalf("ask whose asking session's holder died: exit %d, stdout %q, stderr %q", code, out, ask.Stderr())
 	}
 }
 

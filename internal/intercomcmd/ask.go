@@ -29,9 +29,11 @@ type AskCmd struct {
 func (AskCmd) Help() string {
 	return `Sends a message that requests a reply and blocks until the reply arrives,
 then prints it (exit 0). Fails with exit 1 and a reason: timeout, peer
-disconnected, peer_busy (the peer does not accept asks now; the message was
-delivered anyway), peer_offline (use send to leave it a message). A session
-can have only one waiting ask. Without --session the ask holds an ephemeral
+disconnected (the peer ended, or went away and did not come back within
+askResumeGraceMs), asker_disconnected (the --session's own holder left),
+peer_busy (the peer does not accept asks now; the message was delivered
+anyway), peer_offline (use send to leave it a message). A session can have
+only one waiting ask. Without --session the ask holds an ephemeral
 session for the duration of the wait.
 
 Examples:

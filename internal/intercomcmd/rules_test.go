@@ -86,6 +86,7 @@ func TestAskReason(t *testing.T) {
 		{intercom.ErrPeerBusy, "peer_busy"},
 		{fmt.Errorf("ask: %w", intercom.ErrAskTimeout), "timeout"},
 		{intercom.ErrPeerDisconnected, "peer_disconnected"},
+		{intercom.ErrAskerDisconnected, "asker_disconnected"},
 		{intercom.ErrPeerOffline, "peer_offline"},
 		{intercom.ErrAskBusy, "ask_in_progress"},
 		{errors.New("something else"), ""},
