@@ -44,6 +44,44 @@ func outcome(t *testing.T, out <-chan askOutcome, what string) askOutcome {
 	}
 }
 
+// askEnds fails unless the ask ends with want and leaves no ask behind.
+func askEnds(w *world, out <-chan askOutcome, what string, want error) {
+	w.t.Helper()
+	if o := outcome(w.t, out, what); !errors.Is(o.err, want) {
+		w.t.Fatalf("%s: the ask ended with %+v, %v; want %v", what, o.res, o.err, want)
+	}
+	if n := w.b.asks.count(); n != 0 {
+		w.t.Fatalf("%s: %d asks left", what, n)
+	}
+}
+
+// askThenLeave asks z from a and detaches z once the ask is pending.
+func askThenLeave(w *world, a, z *intercom.Session, timeout time.Duration) (<-chan askOutcome, wire.Message) {
+	w.t.Helper()
+	out := askAsync(w, a, z.ID(), "still there?", timeout)
+	q := recv(w.t, z)
+	w.pendingOf(z, 1)
+	if err := z.Detach(w.t.Context()); err != nil {
+		w.t.Fatal(err)
+	}
+	return out, q
+}
+
+// resumeAndReply resumes session id, which must have ask q pending, and
+// answers it: the reply must reach the asker, still waiting on out.
+func resumeAndReply(w *world, a *intercom.Session, id string, q wire.Message, out <-chan askOutcome) {
+	w.t.Helper()
+	again := w.attach("zulu", func(o *intercom.AttachOptions) { o.ResumeID = id })
+	if p := w.pendingOf(again, 1); p[0].AskID != q.ID {
+		w.t.Fatalf("pending of the resumed session %+v, want ask %s", p, q.ID)
+	}
+	w.send(again, a.ID(), "yes, back", func(r *wire.SendRequest) { r.ReplyTo = q.ID })
+	if o := outcome(w.t, out, "reply after resume"); o.err != nil || o.res.Reply == nil || o.res.Reply.Text != "yes, back" {
+		w.t.Fatalf("ask answered after the target resumed: %+v, %v", o.res, o.err)
+	}
+	w.pendingOf(again, 0)
+}
+
 // The target's holder closes cleanly (as Pi does when it restarts) and
 // the session is resumed: the ask is pending for the resumed session and
 // its reply reaches the asker that kept waiting.
@@ -51,27 +89,15 @@ func TestAskSurvivesTargetResume(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t) // the default grace, a minute
 	a, z := w.attach("alpha"), w.attach("zulu")
-	out := askAsync(w, a, "zulu", "still there?", bounded)
-	q := recv(t, z)
-	if err := z.Detach(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	out, q := askThenLeave(w, a, z, bounded)
 	if p := w.pendingOf(z, 1); p[0].AskID != q.ID {
 		t.Fatalf("pending of the detached session %+v, want ask %s", p, q.ID)
 	}
-	again := w.attach("zulu", func(o *intercom.AttachOptions) { o.ResumeID = z.ID() })
-	if p := w.pendingOf(again, 1); p[0].AskID != q.ID {
-		t.Fatalf("pending of the resumed session %+v, want ask %s", p, q.ID)
-	}
-	w.send(again, a.ID(), "yes, back", func(r *wire.SendRequest) { r.ReplyTo = q.ID })
-	if o := outcome(t, out, "reply after resume"); o.err != nil || o.res.Reply == nil || o.res.Reply.Text != "yes, back" {
-		t.Fatalf("ask answered after the target resumed: %+v, %v", o.res, o.err)
-	}
-	w.pendingOf(again, 0)
+	resumeAndReply(w, a, z.ID(), q, out)
 }
 
 // A holder that crashes (its connection ends without a detach) gives the
-// same grace, and a resume ends it: a later detach starts a new one.
+// same grace.
 func TestAskSurvivesTargetCrash(t *testing.T) {
 	t.Parallel()
 	w := graceWorld(t, "60000")
@@ -88,14 +114,7 @@ func TestAskSurvivesTargetCrash(t *testing.T) {
 		s, ok := w.b.sessions.get(z.ID())
 		return ok && !s.Connected
 	})
-	again := w.attach("zulu", func(o *intercom.AttachOptions) { o.ResumeID = z.ID() })
-	if p := w.pendingOf(again, 1); p[0].AskID != q.ID {
-		t.Fatalf("pending after the crash and resume %+v, want %s", p, q.ID)
-	}
-	w.send(again, a.ID(), "recovered", func(r *wire.SendRequest) { r.ReplyTo = q.ID })
-	if o := outcome(t, out, "reply after crash"); o.err != nil || o.res.Reply == nil || o.res.Reply.Text != "recovered" {
-		t.Fatalf("ask answered after the crash: %+v, %v", o.res, o.err)
-	}
+	resumeAndReply(w, a, z.ID(), q, out)
 }
 
 // A target still away when the grace passes ends the ask with
@@ -104,18 +123,8 @@ func TestAskResumeGraceExpires(t *testing.T) {
 	t.Parallel()
 	w := graceWorld(t, "200")
 	a, z := w.attach("alpha"), w.attach("zulu")
-	out := askAsync(w, a, "zulu", "stay?", bounded)
-	recv(t, z)
-	w.pendingOf(z, 1)
-	if err := z.Detach(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if o := outcome(t, out, "grace expiry"); !errors.Is(o.err, intercom.ErrPeerDisconnected) {
-		t.Fatalf("ask to a session that stayed away: %+v, %v; want peer_disconnected", o.res, o.err)
-	}
-	if w.b.asks.count() != 0 {
-		t.Fatalf("%d asks left", w.b.asks.count())
-	}
+	out, _ := askThenLeave(w, a, z, bounded)
+	askEnds(w, out, "a session that stayed away past the grace", intercom.ErrPeerDisconnected)
 	again := w.attach("zulu", func(o *intercom.AttachOptions) { o.ResumeID = z.ID() })
 	w.pendingOf(again, 0)
 }
@@ -131,10 +140,7 @@ func TestAskResumeGraceNeverOutlivesTimeout(t *testing.T) {
 	if err := z.Detach(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if o := outcome(t, out, "timeout in grace"); !errors.Is(o.err, intercom.ErrAskTimeout) {
-		t.Fatalf("ask timing out while its target is away: %+v, %v; want timeout", o.res, o.err)
-	}
-	w.pendingOf(z, 0)
+	askEnds(w, out, "an ask timing out while its target is away", intercom.ErrAskTimeout)
 }
 
 // A session that ends for good ends the asks to it at once, not after the
@@ -145,31 +151,16 @@ func TestAskTargetEndedEndsAsksAtOnce(t *testing.T) {
 	w := newWorld(t)
 	a := w.attach("alpha")
 	eph := w.attach("oneshot", func(o *intercom.AttachOptions) { o.Ephemeral = true })
-	out := askAsync(w, a, eph.ID(), "one?", time.Hour)
-	recv(t, eph)
-	if err := eph.Detach(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if o := outcome(t, out, "ephemeral target"); !errors.Is(o.err, intercom.ErrPeerDisconnected) {
-		t.Fatalf("ask to an ephemeral session that left: %+v, %v; want peer_disconnected", o.res, o.err)
-	}
+	out, _ := askThenLeave(w, a, eph, time.Hour)
+	askEnds(w, out, "an ephemeral target that left", intercom.ErrPeerDisconnected)
 
 	z := w.attach("zulu")
-	out = askAsync(w, a, "zulu", "two?", time.Hour)
-	recv(t, z)
-	if err := z.Detach(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	out, _ = askThenLeave(w, a, z, time.Hour)
 	w.pendingOf(z, 1) // in its grace
 	if err := w.c.Forget(t.Context(), z.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if o := outcome(t, out, "forgotten target"); !errors.Is(o.err, intercom.ErrPeerDisconnected) {
-		t.Fatalf("ask to a forgotten session: %+v, %v; want peer_disconnected", o.res, o.err)
-	}
-	if w.b.asks.count() != 0 {
-		t.Fatalf("%d asks left", w.b.asks.count())
-	}
+	askEnds(w, out, "a forgotten target", intercom.ErrPeerDisconnected)
 }
 
 // An asker whose session detaches while another process waits for the
@@ -186,8 +177,6 @@ func TestAskAskerDetachTellsWaiter(t *testing.T) {
 	if err := a.Detach(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if o := outcome(t, out, "asker detached"); !errors.Is(o.err, intercom.ErrAskerDisconnected) {
-		t.Fatalf("ask whose asker detached: %+v, %v; want asker_disconnected", o.res, o.err)
-	}
+	askEnds(w, out, "an asker that detached", intercom.ErrAskerDisconnected)
 	w.pendingOf(z, 0)
 }

@@ -85,18 +85,8 @@ func TestAskPeerLeaves(t *testing.T) {
 	t.Parallel()
 	w := graceWorld(t, "0")
 	a, z := w.attach("alpha"), w.attach("zulu")
-	out := askAsync(w, a, "zulu", "stay?", bounded)
-	recv(t, z)
-	w.pendingOf(z, 1)
-	if err := z.Detach(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if o := <-out; !errors.Is(o.err, intercom.ErrPeerDisconnected) {
-		t.Fatalf("ask to a session that left: %+v, %v; want peer_disconnected", o.res, o.err)
-	}
-	if w.b.asks.count() != 0 {
-		t.Fatalf("%d asks left", w.b.asks.count())
-	}
+	out, _ := askThenLeave(w, a, z, bounded)
+	askEnds(w, out, "a session that left, no grace", intercom.ErrPeerDisconnected)
 }
 
 func TestAskRefusals(t *testing.T) {
