@@ -24,14 +24,15 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// The duration rule (docs/cli.md): 1 ms to 7 days; 0 only where it
-		// has a meaning (idleExitMs: run forever; forgetAfterMs: never).
+		// has a meaning (idleExitMs: run forever; forgetAfterMs: never;
+		// askResumeGraceMs: no grace).
 		const week = 7 * 24 * 3600 * 1000
 		for _, v := range []struct {
 			name   string
 			ms     int64
 			lowest int64
 		}{{"askTimeoutMs", cfg.AskTimeoutMs, 1}, {"sendTimeoutMs", cfg.SendTimeoutMs, 1}, {"listTimeoutMs", cfg.ListTimeoutMs, 1},
-			{"idleExitMs", cfg.IdleExitMs, 0}, {"forgetAfterMs", cfg.ForgetAfterMs, 0}} {
+			{"idleExitMs", cfg.IdleExitMs, 0}, {"forgetAfterMs", cfg.ForgetAfterMs, 0}, {"askResumeGraceMs", cfg.AskResumeGraceMs, 0}} {
 			if v.ms < v.lowest || v.ms > week {
 				t.Fatalf("accepted %s %d from %q", v.name, v.ms, data)
 			}
@@ -39,7 +40,7 @@ func FuzzParse(f *testing.F) {
 		doc := map[string]any{
 			"confirmSend": cfg.ConfirmSend, "replyHint": cfg.ReplyHint, "askTimeoutMs": cfg.AskTimeoutMs,
 			"sendTimeoutMs": cfg.SendTimeoutMs, "listTimeoutMs": cfg.ListTimeoutMs, "idleExitMs": cfg.IdleExitMs,
-			"forgetAfterMs": cfg.ForgetAfterMs, "status": cfg.Status,
+			"forgetAfterMs": cfg.ForgetAfterMs, "askResumeGraceMs": cfg.AskResumeGraceMs, "status": cfg.Status,
 		}
 		if cfg.BrokerCommand != "" {
 			doc["brokerCommand"] = cfg.BrokerCommand
