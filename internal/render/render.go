@@ -126,13 +126,15 @@ func row(w io.Writer, r wire.Session) {
 
 // ShownStatus is a row's status as a person reads it: "unreachable" for a
 // session of a bridged host whose link is down, "disconnected" for one not
-// connected, else what it reported.
+// connected, "stuck 4m (tool:bash)" for a stuck one, else what it reported.
 func ShownStatus(r wire.Session) string {
 	switch {
 	case r.State == wire.StateUnreachable:
 		return wire.StateUnreachable
 	case !r.Connected:
 		return wire.StateDisconnected
+	case !r.StuckSince.IsZero():
+		return Stuck(r) + " (" + r.Status + ")"
 	}
 	return r.Status
 }

@@ -166,7 +166,7 @@ func (m *Model) sessionsBody(h int) []string {
 		if _, ok := m.unansweredFrom(s.ID); ok {
 			asks = "!" + asks // it waits on us
 		}
-		line := fmt.Sprintf(sessFmt, mark, cut(s.Name, 16), cut(s.Target, 16), cut(status, 12), cut(s.State, 8), asks, render.Ago(s.LastIntercomActivity))
+		line := fmt.Sprintf(sessFmt, mark, cut(s.Name, 16), cut(s.Target, 16), cut(status, 12), cut(render.ShownState(s), 8), asks, render.Ago(s.LastIntercomActivity))
 		switch {
 		case i == m.sel:
 			line = m.st.selected.Render(line)
