@@ -282,6 +282,7 @@ func (o *owner) restart(ctx context.Context) (*exec.Cmd, error) {
 	}
 	return cmd, nil
 }
+
 // notify steers the supervisor with the completion notice.
 func (e *env) notify(c *intercom.Client, r *runs.Run) {
 	text := fmt.Sprintf("Subagent run finished.\nRun: %s\nAgent: %s\nChild index: %d\nState: %s\n%s\nResult: %s\nRun record: %s\n\n%s",
