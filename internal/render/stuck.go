@@ -8,12 +8,12 @@ import (
 )
 
 // Stuck is "stuck 4m" for a row the broker marked stuck (for how long, as
-// it saw it), with " (steers waiting)" when that is why; "" otherwise.
+// it saw it), with ", steers waiting" when that is why; "" otherwise.
 func Stuck(r wire.Session) string {
 	if r.StuckSince.IsZero() {
 		return ""
 	}
-	s := "stuck " + Span(time.Duration(r.StuckSeconds)*time.Second)
+	s := stuckFor(r)
 	if r.StuckReason == wire.StuckSteers {
 		s += ", steers waiting"
 	}
@@ -24,9 +24,13 @@ func Stuck(r wire.Session) string {
 // stuck one, else its state.
 func ShownState(r wire.Session) string {
 	if r.Connected && !r.StuckSince.IsZero() {
-		return "stuck " + Span(time.Duration(r.StuckSeconds)*time.Second)
+		return stuckFor(r)
 	}
 	return r.State
+}
+
+func stuckFor(r wire.Session) string {
+	return "stuck " + Span(time.Duration(r.StuckSeconds)*time.Second)
 }
 
 // Span is d in its largest whole unit: 45s, 4m, 2h, 3d.
