@@ -51,8 +51,14 @@ func (r stallRule) mark(row *wire.Session, s *session, now time.Time) {
 }
 
 // steerTimes are the send times of the steers stored in each inbox, by
-// sequence: what says how long the oldest has waited.
-type steerTimes map[string]map[uint64]time.Time
+// sequence, and the oldest of them (found again only after it went): what
+// says how long the oldest has waited, with no scan per list.
+type steerTimes map[string]*steerBox
+
+type steerBox struct {
+	sent   map[uint64]time.Time
+	oldest time.Time // zero: to be found again
+}
 
 func (st steerTimes) stored(at store.Slot, m *wire.Message) {
 	if at.Outbox || m.Delivery != wire.DeliverySteer {
@@ -60,18 +66,28 @@ func (st steerTimes) stored(at store.Slot, m *wire.Message) {
 	}
 	box := st[at.Owner]
 	if box == nil {
-		box = map[uint64]time.Time{}
+		box = &steerBox{sent: map[uint64]time.Time{}}
 		st[at.Owner] = box
 	}
-	box[at.Seq] = m.SentAt
+	box.sent[at.Seq] = m.SentAt
+	if !box.oldest.IsZero() && m.SentAt.Before(box.oldest) {
+		box.oldest = m.SentAt
+	}
 }
 
 func (st steerTimes) removed(at store.Slot) {
-	if box := st[at.Owner]; box != nil {
-		delete(box, at.Seq)
-		if len(box) == 0 {
-			delete(st, at.Owner)
+	box := st[at.Owner]
+	if box == nil {
+		return
+	}
+	if sent, ok := box.sent[at.Seq]; ok {
+		delete(box.sent, at.Seq)
+		if !sent.After(box.oldest) {
+			box.oldest = time.Time{}
 		}
+	}
+	if len(box.sent) == 0 {
+		delete(st, at.Owner)
 	}
 }
 
@@ -80,11 +96,16 @@ func (st steerTimes) removed(at store.Slot) {
 func (l *ledger) oldestSteer(sid string) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var oldest time.Time
-	for _, at := range l.steers[sid] {
-		if oldest.IsZero() || at.Before(oldest) {
-			oldest = at
+	box := l.steers[sid]
+	if box == nil {
+		return time.Time{}
+	}
+	if box.oldest.IsZero() {
+		for _, at := range box.sent {
+			if box.oldest.IsZero() || at.Before(box.oldest) {
+				box.oldest = at
+			}
 		}
 	}
-	return oldest
+	return box.oldest
 }

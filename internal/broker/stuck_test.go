@@ -70,30 +70,43 @@ func TestStuckWhenBusyWithNoBoundary(t *testing.T) {
 }
 
 // A session that leaves a steer waiting longer than the threshold shows
-// as stuck for waiting steers, even idle; reading (acking) it clears the
-// mark; a queue message waiting is no stall.
+// as stuck for waiting steers, even idle, since the oldest one was sent;
+// reading (acking) it moves the mark to the next; reading all clears it; a
+// queue message waiting is no stall.
 func TestStuckWhenSteersWait(t *testing.T) {
 	w := newWorld(t, stuckAfter(0, 300*time.Millisecond))
 	slow := w.attach("slow", func(o *intercom.AttachOptions) { o.Status = "idle"; o.NoDeliver = true })
 	peer := w.attach("peer")
+	steer := func(r *wire.SendRequest) { r.Delivery = wire.DeliverySteer }
 	w.send(peer, slow.ID(), "later", func(r *wire.SendRequest) { r.Delivery = wire.DeliveryQueue })
-	sent := time.Now()
-	res := w.send(peer, slow.ID(), "look at this", func(r *wire.SendRequest) { r.Delivery = wire.DeliverySteer })
+	first := w.send(peer, slow.ID(), "look at this", steer)
+	second := w.send(peer, slow.ID(), "and this", steer)
+	msgs, err := w.c.Peek(t.Context(), slow.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]time.Time{}
+	for _, m := range msgs {
+		sent[m.ID] = m.SentAt
+	}
 	var stuck wire.Session
 	eventually(t, "the session leaving a steer waiting shows as stuck", func() bool {
 		stuck = w.row(slow.ID())
 		return !stuck.StuckSince.IsZero()
 	})
-	if stuck.StuckReason != wire.StuckSteers || stuck.State != wire.StateIdle {
-		t.Fatalf("stuck row: reason %q state %q", stuck.StuckReason, stuck.State)
+	if stuck.StuckReason != wire.StuckSteers || stuck.State != wire.StateIdle || !stuck.StuckSince.Equal(sent[first.ID]) {
+		t.Fatalf("stuck row: reason %q state %q since %v, want since %v (the first steer)", stuck.StuckReason, stuck.State, stuck.StuckSince, sent[first.ID])
 	}
-	if d := stuck.StuckSince.Sub(sent); d < -time.Second || d > time.Second {
-		t.Fatalf("stuck since %v, want the steer's send time (about %v)", stuck.StuckSince, sent)
-	}
-	if _, err := w.c.Ack(t.Context(), slow.ID(), res.ID); err != nil {
+	if _, err := w.c.Ack(t.Context(), slow.ID(), first.ID); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "reading the steer clears the mark", func() bool { return w.row(slow.ID()).StuckSince.IsZero() })
+	eventually(t, "the mark moves to the next waiting steer", func() bool {
+		return w.row(slow.ID()).StuckSince.Equal(sent[second.ID])
+	})
+	if _, err := w.c.Ack(t.Context(), slow.ID(), second.ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "reading the steers clears the mark", func() bool { return w.row(slow.ID()).StuckSince.IsZero() })
 	if r := w.row(slow.ID()); r.Queued != 1 {
 		t.Fatalf("queued %d, want the queue message still waiting", r.Queued)
 	}

@@ -61,16 +61,7 @@ func Ago(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "none"
 	}
-	d := time.Since(*t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	return Span(time.Since(*t).Round(time.Second)) + " ago"
 }
 
 // Sessions prints list/status rows with health tags and guidance.
