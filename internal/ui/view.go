@@ -389,7 +389,11 @@ func (m *Model) runsBody(h int) []string {
 		var line string
 		if row.q == nil {
 			r := row.run
-			line = fmt.Sprintf("%s %-8s %-14s %-10s %s · %s", mark, r.ID, cut(r.Agent, 14), r.State, cut(r.ChildSession, 28), ago(r.CreatedAt))
+			state := r.State
+			if r.Stall != nil && !r.Finished() {
+				state = "stuck" // its --on-stuck ladder: agent-runs status
+			}
+			line = fmt.Sprintf("%s %-8s %-14s %-10s %s · %s", mark, r.ID, cut(r.Agent, 14), state, cut(r.ChildSession, 28), ago(r.CreatedAt))
 		} else {
 			q := row.q
 			line = fmt.Sprintf("%s   ? %s %s: %s", mark, q.ID, q.State, oneLine(runs.Preview(q.Message, 200)))
