@@ -17,10 +17,35 @@ import (
 	"github.com/intercom-dev/intercom/internal/runs"
 )
 
-// rsStuckEnv gives a home small stall thresholds: busy 1.5s with no
-// boundary, 2s between ladder steps, waiting steers never a stall.
-func rsStuckEnv(h *H) {
+// rsStuckRun starts the hanging child rsHang (agent worker, start's
+// flags before --) under an attached supervisor "sup" on a home with small
+// stall thresholds (busy 1.5s with no boundary, 2s between ladder steps,
+// waiting steers never a stall) and awaits the supervisor's stuck notice.
+func rsStuckRun(t *testing.T, flags ...string) rsStuck {
+	t.Helper()
+	s := rsStuck{h: rsH(t)}
+	h := s.h
 	h.Env = append(h.Env, "INTERCOM_STUCK_AFTER=1500ms", "INTERCOM_STUCK_STEP_AFTER=2s", "INTERCOM_STUCK_STEERS_AFTER=0")
+	s.sup, _ = h.Attach("--name", "sup")
+	script := rsScript(t, h.Cwd, "hang.sh", rsHang)
+	s.id = rsStart(t, h, h.Cwd, "sup", append(append([]string{"--agent", "worker"}, flags...), "--", "/bin/sh", script)...)
+	s.child, s.firstPid = "subagent-worker-"+s.id, rsLoad(t, h, s.id).ChildPid
+	m := rsNextMessage(t, s.sup)
+	s.notice = rsStr(m["text"])
+	rsCheckHeader(t, s.notice, "Subagent looks stuck.", s.id, "worker", 0, s.child)
+	if !strings.Contains(s.notice, "Stuck: busy in tool:bash since ") || m["delivery"] != "steer" {
+		t.Fatalf("stuck notice: %v", m)
+	}
+	return s
+}
+
+// rsStuck is a run of rsStuckRun: its home, supervisor, run id, child
+// session name, the child's first pid and the stuck notice's text.
+type rsStuck struct {
+	h                 *H
+	sup               *Proc
+	id, child, notice string
+	firstPid          int
 }
 
 // rsHang is a child that reports tool:bash and hangs, saying so when
@@ -56,20 +81,10 @@ func rsStuckRow(t *testing.T, h *H, child string) map[string]any {
 // the stall however long it lasts, and nothing is done to the child.
 func TestRunsStuckChildNoticedOnce(t *testing.T) {
 	t.Parallel()
-	h := rsH(t)
-	rsStuckEnv(h)
-	sup, _ := h.Attach("--name", "sup")
-	script := rsScript(t, h.Cwd, "hang.sh", rsHang)
-	id := rsStart(t, h, h.Cwd, "sup", "--agent", "worker", "--", "/bin/sh", script)
-	child := "subagent-worker-" + id
+	s := rsStuckRun(t)
+	h, sup, id, child := s.h, s.sup, s.id, s.child
 	rsAwaitOutput(t, h, id, "hanging", rsWait)
 	rsStuckRow(t, h, child)
-
-	notice := rsNextMessage(t, sup)
-	rsCheckHeader(t, rsStr(notice["text"]), "Subagent looks stuck.", id, "worker", 0, child)
-	if !strings.Contains(rsStr(notice["text"]), "Stuck: busy in tool:bash since ") || notice["delivery"] != "steer" {
-		t.Fatalf("stuck notice: %v", notice)
-	}
 	// The stall lasts: the broker's own count of it passes four times the
 	// threshold (the owner looks every quarter of it), still one stall.
 	Eventually(t, rsWait, func() bool {
@@ -116,18 +131,10 @@ func TestRunsStuckChildNoticedOnce(t *testing.T) {
 // completion notice of the restarted child.
 func TestRunsStuckLadderOnceEach(t *testing.T) {
 	t.Parallel()
-	h := rsH(t)
-	rsStuckEnv(h)
-	sup, _ := h.Attach("--name", "sup")
-	script := rsScript(t, h.Cwd, "hang.sh", rsHang)
-	id := rsStart(t, h, h.Cwd, "sup", "--agent", "worker", "--on-stuck", "nudge,interrupt,restart", "--", "/bin/sh", script)
-	child := "subagent-worker-" + id
-	first := rsLoad(t, h, id).ChildPid
-
-	notice := rsNextMessage(t, sup)
-	rsCheckHeader(t, rsStr(notice["text"]), "Subagent looks stuck.", id, "worker", 0, child)
-	if !strings.Contains(rsStr(notice["text"]), "On stuck: nudge, then interrupt, then restart; each once for this stall") {
-		t.Fatalf("stuck notice: %v", notice)
+	s := rsStuckRun(t, "--on-stuck", "nudge,interrupt,restart")
+	h, sup, id, first := s.h, s.sup, s.id, s.firstPid
+	if !strings.Contains(s.notice, "On stuck: nudge, then interrupt, then restart; each once for this stall") {
+		t.Fatalf("stuck notice: %q", s.notice)
 	}
 	done := rsAwaitRun(t, h, id, "completed after the restart", rsFinished(runs.StateCompleted))
 	if next := rsStr(rsNextMessage(t, sup)["text"]); !strings.HasPrefix(next, "Subagent run finished.") || !strings.Contains(next, "State: completed") {
