@@ -31,7 +31,8 @@ type owner struct {
 	e       *env
 	c       *intercom.Client
 	out     *os.File
-	id      string
+	id      string // the run
+	session string // the child's session id
 	handoff string // set while a restart waits for the old child to exit
 }
 
@@ -60,7 +61,7 @@ func (o *OwnCmd) Run(e *env) error {
 		return e.ownFailed(r, fmt.Errorf("open output: %w", err))
 	}
 	defer out.Close()
-	ow := &owner{e: e, c: c, out: out, id: r.ID}
+	ow := &owner{e: e, c: c, out: out, id: r.ID, session: r.ChildSessionID}
 	cmd, err := ow.start(r)
 	if err != nil {
 		return e.ownFailed(r, err)
@@ -182,7 +183,7 @@ func pollEvery(s config.Stuck) time.Duration {
 // watch reads the child's row and does what the ladder says.
 func (o *owner) watch(ctx context.Context, l *runs.Ladder, pid int) {
 	lctx, cancel := context.WithTimeout(ctx, o.e.cfg.ListTimeout())
-	rows, err := o.c.List(lctx, intercom.ListOptions{Scope: "all", ID: "child-" + o.id, IncludeDisconnected: true})
+	rows, err := o.c.List(lctx, intercom.ListOptions{Scope: "all", ID: o.session, IncludeDisconnected: true})
 	cancel()
 	if err != nil || len(rows) != 1 || o.handoff != "" {
 		return
