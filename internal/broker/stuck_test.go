@@ -111,3 +111,44 @@ func TestStuckWhenSteersWait(t *testing.T) {
 		t.Fatalf("queued %d, want the queue message still waiting", r.Queued)
 	}
 }
+
+// A steer stored before a broker restart still counts from when it was
+// sent: the next broker finds it in the store (the ledger's scan at open)
+// once the holder has reconnected.
+func TestStuckSteersCountAcrossRestart(t *testing.T) {
+	h := newHome(t)
+	b := h.start(stuckAfter(0, time.Hour))
+	c := h.client()
+	slow, err := c.Attach(t.Context(), intercom.AttachOptions{Name: "slow", Cwd: "/proj", Status: "idle", NoDeliver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := c.Attach(t.Context(), intercom.AttachOptions{Name: "peer", Cwd: "/proj"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(t.Context(), wire.SendRequest{From: peer.ID(), To: slow.ID(), Text: "still there?", Delivery: wire.DeliverySteer}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.Peek(t.Context(), slow.ID(), 0)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("peek: %v, %v", msgs, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.start(stuckAfter(0, 200*time.Millisecond))
+	c2 := h.client()
+	var row wire.Session
+	eventually(t, "the steer from before the restart makes the session stuck", func() bool {
+		rows, err := c2.List(t.Context(), intercom.ListOptions{Scope: "all", ID: slow.ID()})
+		if err != nil || len(rows) != 1 {
+			return false
+		}
+		row = rows[0]
+		return !row.StuckSince.IsZero()
+	})
+	if row.StuckReason != wire.StuckSteers || !row.StuckSince.Equal(msgs[0].SentAt) {
+		t.Fatalf("after the restart: reason %q since %v, want steers_waiting since %v", row.StuckReason, row.StuckSince, msgs[0].SentAt)
+	}
+}
