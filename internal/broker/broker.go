@@ -40,6 +40,9 @@ type Options struct {
 	ForgetAfter time.Duration
 	Logger      *slog.Logger
 	Ready       func() // called once the socket accepts clients (Run only)
+
+	// Stuck says when a session shows as stuck (stuck.go); zero: never.
+	Stuck StallThresholds
 }
 
 // DefaultRetryMemory is the retry memory of a broker whose Options leave
@@ -171,6 +174,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	}
 	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)
 	b.sessions = newSessionTable(b.asks, b.deliv)
+	b.sessions.stalls = stallRule{StallThresholds: opts.Stuck, ledger: b.ledger}
 	if b.resv, err = newReservationTable(b.st); err != nil {
 		return nil, err
 	}

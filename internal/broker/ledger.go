@@ -21,6 +21,7 @@ type ledger struct {
 	queued map[string]int             // session id → stored, unacknowledged messages
 	outbox map[string]int             // host → messages waiting to be forwarded to it
 	remote map[store.Slot]remoteEntry // inbox slot → a stored message from a bridged host
+	steers steerTimes                 // session id → its stored steers' send times (stuck.go)
 	hosts  map[string]*hostUsage      // bridged host → what it holds here
 	// how long a message's dedupe and ack keys are kept (the retry memory)
 	keepFor time.Duration
@@ -45,7 +46,7 @@ type hostUsage struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{queued: map[string]int{}, outbox: map[string]int{}, remote: map[store.Slot]remoteEntry{}, hosts: map[string]*hostUsage{},
+	return &ledger{queued: map[string]int{}, steers: steerTimes{}, outbox: map[string]int{}, remote: map[store.Slot]remoteEntry{}, hosts: map[string]*hostUsage{},
 		keepFor: DefaultRetryMemory}
 }
 
@@ -82,6 +83,7 @@ func (l *ledger) storedLocked(at store.Slot, m *wire.Message) {
 		return
 	}
 	l.queued[at.Owner]++
+	l.steers.stored(at, m)
 	if host := originHost(m); host != "" {
 		e := remoteEntry{host: host, size: int64(m.Size())}
 		l.remote[at] = e
@@ -109,6 +111,9 @@ func (l *ledger) removedLocked(at store.Slot) {
 		counts[at.Owner]--
 	} else {
 		delete(counts, at.Owner)
+	}
+	if !at.Outbox {
+		l.steers.removed(at)
 	}
 	if e, ok := l.remote[at]; ok {
 		delete(l.remote, at)
@@ -173,6 +178,7 @@ func (l *ledger) dropSession(sid string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.queued, sid)
+	delete(l.steers, sid)
 	for at := range l.remote {
 		if at.InInbox(sid) {
 			l.removedLocked(at)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -18,6 +19,7 @@ func (t *sessionTable) viewLocked(s *session, self string) wire.Session {
 	r.Target = t.targetsLocked()[s.ID]
 	r.Self = s.ID == self
 	r.PendingAsks = t.asks.countsTo()[s.ID]
+	t.stalls.mark(&r, s, time.Now().UTC())
 	return r
 }
 
@@ -219,12 +221,14 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 		candidates = t.order
 	}
 	out := make([]wire.Session, 0, len(candidates))
+	now := time.Now().UTC()
 	for _, s := range candidates {
 		r := s.Session
 		r.PendingAsks = pending[s.ID]
 		r.Self = s.ID == self
 		r.Target = targets[s.ID]
 		if keep.keeps(&r) {
+			t.stalls.mark(&r, s, now)
 			out = append(out, r)
 		}
 	}

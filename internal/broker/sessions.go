@@ -20,6 +20,7 @@ type session struct {
 	cid        uint64 // holding NATS connection, 0 when none
 	mailed     bool   // a message was ever stored for it (gc.go never forgets it)
 	created    time.Time
+	boundary   time.Time // its last lifecycle report (register, state): stuck.go
 }
 
 // record is what is persisted of a session.
@@ -53,6 +54,7 @@ type sessionTable struct {
 	order   []*session                 // sessions in list order (list.go); nil after sessions change
 	asks    *askTable
 	deliv   *delivery
+	stalls  stallRule // marks the rows of stuck sessions (stuck.go)
 }
 
 func newSessionTable(asks *askTable, deliv *delivery) *sessionTable {
@@ -180,7 +182,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 	}
 	s.Status, s.acceptsSet = req.Status, req.AcceptsAsks
 	s.applyState()
-	s.Connected, s.LastSeen = true, now
+	s.Connected, s.LastSeen, s.boundary = true, now, now
 	t.asks.targetBack(s.ID) // the asks to it that waited for its resume
 	if s.cid != 0 && s.cid != req.ClientID {
 		t.unmapCIDLocked(s.cid, s.ID)
@@ -298,6 +300,7 @@ func (t *sessionTable) setState(req wire.StateRequest) (wire.Session, bool, erro
 	}
 	s.applyState()
 	s.LastSeen = time.Now().UTC()
+	s.boundary = s.LastSeen
 	nowIdle := s.State == wire.StateIdle
 	t.deliv.setIdle(s.ID, nowIdle)
 	return t.viewLocked(s, s.ID), nowIdle && !wasIdle, nil

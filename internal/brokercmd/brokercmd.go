@@ -113,11 +113,16 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 	if err != nil {
 		return err // a missing parent or a bad config.json: a usage error (2)
 	}
+	stuck, err := cfg.Stuck(os.Getenv)
+	if err != nil {
+		return err
+	}
 	idle := cfg.IdleExit()
 	if c.IdleExit != nil {
 		idle = *c.IdleExit
 	}
-	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(), Logger: log, Ready: ready.Signal})
+	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(),
+		Stuck: broker.StallThresholds{BusyAfter: stuck.BusyAfter, SteersAfter: stuck.SteersAfter}, Logger: log, Ready: ready.Signal})
 	if errors.Is(err, broker.ErrStoreUnavailable) {
 		return kongrun.Exit(kongrun.StatusStoreUnavailable, "") // the broker logged why
 	}

@@ -37,6 +37,13 @@ type Config struct {
 	// many bytes of delivered messages and topic records are kept.
 	HistoryMaxAgeMs int64 `json:"historyMaxAgeMs"`
 	HistoryMaxBytes int64 `json:"historyMaxBytes"`
+
+	// Stalls (stuck.go): how long a session may stay busy with no
+	// boundary, or leave steers waiting, before it shows as stuck, and how
+	// long agent-runs waits between the steps of its --on-stuck ladder.
+	StuckAfterMs       int64 `json:"stuckAfterMs"`
+	StuckSteersAfterMs int64 `json:"stuckSteersAfterMs"`
+	StuckStepAfterMs   int64 `json:"stuckStepAfterMs"`
 }
 
 // Defaults returns the configuration used when config.json is absent.
@@ -54,6 +61,11 @@ func Defaults() Config {
 		// 30 days and 512 MiB.
 		HistoryMaxAgeMs: 30 * 24 * 3600 * 1000,
 		HistoryMaxBytes: 512 << 20,
+
+		// 10 minutes busy, 5 minutes of waiting steers, 2 minutes a step.
+		StuckAfterMs:       600000,
+		StuckSteersAfterMs: 300000,
+		StuckStepAfterMs:   120000,
 	}
 }
 

@@ -61,16 +61,7 @@ func Ago(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "none"
 	}
-	d := time.Since(*t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	return Span(time.Since(*t).Round(time.Second)) + " ago"
 }
 
 // Sessions prints list/status rows with health tags and guidance.
@@ -126,13 +117,15 @@ func row(w io.Writer, r wire.Session) {
 
 // ShownStatus is a row's status as a person reads it: "unreachable" for a
 // session of a bridged host whose link is down, "disconnected" for one not
-// connected, else what it reported.
+// connected, "stuck 4m (tool:bash)" for a stuck one, else what it reported.
 func ShownStatus(r wire.Session) string {
 	switch {
 	case r.State == wire.StateUnreachable:
 		return wire.StateUnreachable
 	case !r.Connected:
 		return wire.StateDisconnected
+	case !r.StuckSince.IsZero():
+		return Stuck(r) + " (" + r.Status + ")"
 	}
 	return r.Status
 }

@@ -200,6 +200,7 @@ func (d Desk) launchRevival(old *Run, newID string, q *Question) (*Run, error) {
 			ChildSession: ChildName(old.Agent, newID, old.Index, indexed), ChildSessionID: "child-" + newID,
 			Cmd: old.Cmd, Args: old.Args, Cwd: old.Cwd, Env: old.Env, EnvKeys: old.EnvKeys,
 			State: StateStarting, CreatedAt: time.Now().UTC(), AnswerFile: d.Files.AnswerPath(old.ID, q.ID), RevivedFrom: old.ID,
+			OnStuck: old.OnStuck,
 		}
 		if err := d.Files.Create(nr); err != nil {
 			return nil, err

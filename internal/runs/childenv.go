@@ -85,6 +85,7 @@ func ChildEnv(r *Run, home string) []string {
 		drop[k] = true
 	}
 	drop["INTERCOM_ANSWER_FILE"] = true
+	drop[EnvHandoff] = true
 	drop["INTERCOM_SOCKET"] = false
 	var env []string
 	for _, kv := range r.Env {
@@ -108,3 +109,7 @@ func EnvKeys(env []string) []string {
 	}
 	return keys
 }
+
+// EnvHandoff names the hand-off note of a child restarted by the
+// --on-stuck ladder (stall.go).
+const EnvHandoff = "INTERCOM_HANDOFF_FILE"

@@ -65,3 +65,19 @@ func Terminate(pid int, grace time.Duration, done func() bool) error {
 
 // Tail returns the last n bytes of a file.
 func Tail(path string, n int64) string { return string(bounded.Tail(path, 0, n)) }
+
+// Interrupt sends SIGINT to the process group of pid (to pid alone when
+// it leads no group): what a terminal's Ctrl-C does to a harness. Once:
+// a shell that traps it would see a second signal as a second Ctrl-C.
+func Interrupt(pid int) error {
+	if pid <= 0 {
+		return errors.New("no child pid recorded")
+	}
+	if err := syscall.Kill(-pid, syscall.SIGINT); err == nil {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		return fmt.Errorf("interrupt %d: %w", pid, err)
+	}
+	return nil
+}

@@ -71,6 +71,12 @@ type Run struct {
 	RevivedFrom    string    `json:"revived_from,omitempty"`
 	RevivedTo      string    `json:"revived_to,omitempty"`
 	Error          string    `json:"error,omitempty"`
+	// The --on-stuck ladder (stall.go): its steps, the stall now, what
+	// happened, and how often the child was restarted.
+	OnStuck  []string `json:"on_stuck,omitempty"`
+	Stall    *Stall   `json:"stall,omitempty"`
+	History  []Event  `json:"history,omitempty"`
+	Restarts int      `json:"restarts,omitempty"`
 }
 
 // Finished reports whether the run has ended.

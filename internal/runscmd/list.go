@@ -2,7 +2,10 @@ package runscmd
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -65,7 +68,11 @@ func (l *ListCmd) Run(e *env) error {
 		if r.ExitCode != nil {
 			code = fmt.Sprint(*r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d open\t%s\t%s\n", r.ID, r.Agent, r.Index, r.State, code, r.OpenQuestions, r.SupervisorName, r.Cwd)
+		state := r.State
+		if r.Stall != nil {
+			state += ", stuck"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d open\t%s\t%s\n", r.ID, r.Agent, r.Index, state, code, r.OpenQuestions, r.SupervisorName, r.Cwd)
 	}
 	return tw.Flush()
 }
@@ -103,5 +110,23 @@ func (s *StatusCmd) Run(e *env) error {
 	for _, q := range summaries(e.files, qs) {
 		fmt.Fprintf(e.stdout, "question %s [%s] %s: %s\n", q.ID, q.State, q.Reason, q.Preview)
 	}
+	printStall(e.stdout, r)
 	return nil
+}
+
+// printStall shows the run's --on-stuck ladder, its stall now and its
+// history.
+func printStall(w io.Writer, r *runs.Run) {
+	if len(r.OnStuck) > 0 {
+		fmt.Fprintf(w, "on stuck: %s\n", strings.Join(r.OnStuck, ","))
+	}
+	if r.Stall != nil {
+		fmt.Fprintf(w, "stuck: stall %d, %s; steps taken: %s\n", r.Stall.Number, r.Stall.Describe(), strings.Join(r.Stall.Steps, ", "))
+	}
+	if r.Restarts > 0 {
+		fmt.Fprintf(w, "restarts: %d\n", r.Restarts)
+	}
+	for _, ev := range r.History {
+		fmt.Fprintf(w, "history %s stall %d %s: %s\n", ev.At.Format(time.RFC3339), ev.Stall, ev.Kind, ev.Detail)
+	}
 }

@@ -1,13 +1,11 @@
 package runscmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/detach"
@@ -15,17 +13,16 @@ import (
 	"github.com/intercom-dev/intercom/internal/progress"
 	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/internal/schema"
-	"github.com/intercom-dev/intercom/pkg/intercom"
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // StartCmd launches a child.
 type StartCmd struct {
-	Agent  string   `required:"" help:"Agent name (used in the child's session name)." placeholder:"NAME"`
-	Index  *int     `help:"Child index within the run (adds -<index+1> to the session name)." placeholder:"I"`
-	Wait   bool     `help:"Wait for the child to finish and print its result."`
-	Output string   `help:"Write the child's output here (default runs/<run>/output.log)." placeholder:"PATH" type:"path"`
-	Cmd    []string `arg:"" passthrough:"" help:"The command to run, after --."`
+	Agent   string   `required:"" help:"Agent name (used in the child's session name)." placeholder:"NAME"`
+	Index   *int     `help:"Child index within the run (adds -<index+1> to the session name)." placeholder:"I"`
+	Wait    bool     `help:"Wait for the child to finish and print its result."`
+	Output  string   `help:"Write the child's output here (default runs/<run>/output.log)." placeholder:"PATH" type:"path"`
+	OnStuck string   `name:"on-stuck" help:"When the child looks stuck, climb this ladder, one step per stuckStepAfterMs, each once per stall: some of nudge,interrupt,restart." placeholder:"STEPS"`
+	Cmd     []string `arg:"" passthrough:"" help:"The command to run, after --."`
 }
 
 // Help shows examples.
@@ -40,9 +37,19 @@ INTERCOM_HOME/runs/<run>/. Without --wait the run id is printed at once and
 the supervisor gets a steer completion notice with the result and output
 paths.
 
+The supervisor gets one notice when the child looks stuck (busy with no
+tool boundary for stuckAfterMs, or leaving steers unread for
+stuckSteersAfterMs; see intercom list). With --on-stuck the owner also
+climbs a ladder for each stall: nudge (a steer saying it looks stuck), then
+interrupt (SIGINT to its process group), then restart (the saved launch
+again, with a hand-off note in INTERCOM_HANDOFF_FILE and its inbox), each
+step once, stuckStepAfterMs apart; the ladder resets when the child shows a
+boundary again. Every step is in agent-runs status and history.
+
 Examples:
   agent-runs --supervisor planner start --agent worker -- ./worker.sh task.md
-  agent-runs start --agent reviewer --index 1 --wait -- claude -p "review the diff"`
+  agent-runs start --agent reviewer --index 1 --wait -- claude -p "review the diff"
+  agent-runs start --agent worker --on-stuck nudge,interrupt,restart -- ./worker.sh`
 }
 
 // Run starts.
@@ -55,6 +62,10 @@ func (s *StartCmd) Run(e *env) error {
 	}
 	if s.Index != nil && *s.Index < 0 {
 		return kongrun.Usagef("--index must be >= 0")
+	}
+	onStuck, err := runs.ParseOnStuck(s.OnStuck)
+	if err != nil {
+		return kongrun.Usagef("%v", err)
 	}
 	bin, err := exec.LookPath(s.Cmd[0])
 	if err != nil {
@@ -86,7 +97,7 @@ func (s *StartCmd) Run(e *env) error {
 		ID: id, Agent: s.Agent, Index: index, Supervisor: sup.ID, SupervisorName: sup.Name,
 		ChildSession: runs.ChildName(s.Agent, id, index, s.Index != nil), ChildSessionID: "child-" + id,
 		Cmd: bin, Args: s.Cmd[1:], Cwd: cwd, Env: env, EnvKeys: runs.EnvKeys(env), Wait: s.Wait,
-		State: runs.StateStarting, CreatedAt: time.Now().UTC(),
+		State: runs.StateStarting, CreatedAt: time.Now().UTC(), OnStuck: onStuck,
 	}
 	if err := e.files.Create(r); err != nil {
 		return err
@@ -155,100 +166,4 @@ func (e *env) printResult(r *runs.Run) error {
 		return kongrun.Exit(1, "")
 	}
 	return nil
-}
-
-// OwnCmd is the detached run owner.
-type OwnCmd struct {
-	RunID string `arg:"" name:"run"`
-}
-
-// Run owns a run: registers the child's session, starts the child in its
-// own process group, records its exit and notifies the supervisor.
-func (o *OwnCmd) Run(e *env) error {
-	r, err := e.files.Lookup(o.RunID)
-	if err != nil {
-		return err
-	}
-	ready := detach.TakeReady() // `agent-runs start` waits on it
-	ctx := context.Background() // the owner is not stopped by signals; stop kills the child
-	signalIgnore()
-	c, err := e.connect()
-	if err != nil {
-		return e.ownFailed(r, err)
-	}
-	defer c.Close()
-	sess, err := c.Attach(ctx, intercom.AttachOptions{RequestID: r.ChildSessionID, Name: r.ChildSession, Cwd: r.Cwd, NoDeliver: true, Status: "thinking"})
-	if err != nil {
-		return e.ownFailed(r, fmt.Errorf("register child session: %w", err))
-	}
-	out, err := os.OpenFile(r.OutputPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return e.ownFailed(r, fmt.Errorf("open output: %w", err))
-	}
-	defer out.Close()
-	cmd := exec.Command(r.Cmd, r.Args...)
-	cmd.Dir = r.Cwd
-	cmd.Env = runs.ChildEnv(r, e.layout.Home)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return e.ownFailed(r, fmt.Errorf("start %s: %w", r.Cmd, err))
-	}
-	if r, err = e.files.Update(r.ID, func(r *runs.Run) error {
-		r.State, r.ChildPid, r.OwnerPid, r.StartedAt = runs.StateRunning, cmd.Process.Pid, os.Getpid(), time.Now().UTC()
-		return nil
-	}); err != nil {
-		e.log.Error("record start", "err", err)
-	}
-	ready.Signal()
-	werr := cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	r, err = e.files.Update(r.ID, func(r *runs.Run) error {
-		r.ExitCode, r.EndedAt = &code, time.Now().UTC()
-		switch {
-		case r.StopRequested:
-			r.State = runs.StateStopped
-		case werr == nil:
-			r.State = runs.StateCompleted
-		default:
-			r.State = runs.StateFailed
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	_ = sess.Detach(dctx)
-	cancel()
-	if !r.Wait {
-		e.notify(c, r)
-	}
-	return nil
-}
-
-// notify steers the supervisor with the completion notice.
-func (e *env) notify(c *intercom.Client, r *runs.Run) {
-	text := fmt.Sprintf("Subagent run finished.\nRun: %s\nAgent: %s\nChild index: %d\nState: %s\n%s\nResult: %s\nRun record: %s\n\n%s",
-		r.ID, r.Agent, r.Index, r.State, exitLine(r), r.OutputPath, filepath.Join(e.files.RunDir(r.ID), "run.json"), runs.Preview(runs.Tail(r.OutputPath, 2000), 2000))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.Send(ctx, wire.SendRequest{From: r.ChildSessionID, To: r.Supervisor, Text: text, Delivery: wire.DeliverySteer}); err != nil {
-		e.log.Error("completion notice", "run", r.ID, "err", err)
-	}
-}
-
-func exitLine(r *runs.Run) string {
-	if r.ExitCode == nil {
-		return "Exit code: none"
-	}
-	return fmt.Sprintf("Exit code: %d", *r.ExitCode)
-}
-
-func (e *env) ownFailed(r *runs.Run, cause error) error {
-	_, _ = e.files.Update(r.ID, func(r *runs.Run) error {
-		r.State, r.Error, r.EndedAt = runs.StateFailed, cause.Error(), time.Now().UTC()
-		return nil
-	})
-	return cause
 }

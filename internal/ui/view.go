@@ -166,7 +166,7 @@ func (m *Model) sessionsBody(h int) []string {
 		if _, ok := m.unansweredFrom(s.ID); ok {
 			asks = "!" + asks // it waits on us
 		}
-		line := fmt.Sprintf(sessFmt, mark, cut(s.Name, 16), cut(s.Target, 16), cut(status, 12), cut(s.State, 8), asks, render.Ago(s.LastIntercomActivity))
+		line := fmt.Sprintf(sessFmt, mark, cut(s.Name, 16), cut(s.Target, 16), cut(status, 12), cut(render.ShownState(s), 8), asks, render.Ago(s.LastIntercomActivity))
 		switch {
 		case i == m.sel:
 			line = m.st.selected.Render(line)
@@ -389,7 +389,11 @@ func (m *Model) runsBody(h int) []string {
 		var line string
 		if row.q == nil {
 			r := row.run
-			line = fmt.Sprintf("%s %-8s %-14s %-10s %s · %s", mark, r.ID, cut(r.Agent, 14), r.State, cut(r.ChildSession, 28), ago(r.CreatedAt))
+			state := r.State
+			if r.Stall != nil && !r.Finished() {
+				state = "stuck" // its --on-stuck ladder: agent-runs status
+			}
+			line = fmt.Sprintf("%s %-8s %-14s %-10s %s · %s", mark, r.ID, cut(r.Agent, 14), state, cut(r.ChildSession, 28), ago(r.CreatedAt))
 		} else {
 			q := row.q
 			line = fmt.Sprintf("%s   ? %s %s: %s", mark, q.ID, q.State, oneLine(runs.Preview(q.Message, 200)))

@@ -76,6 +76,9 @@ func AppendSession(dst []byte, s *Session) []byte {
 	boolean("self", s.Self)
 	integer("queued", s.Queued)
 	str("host", s.Host)
+	moment("stuck_since", s.StuckSince)
+	integer("stuck_seconds", s.StuckSeconds)
+	str("stuck_reason", s.StuckReason)
 	return append(dst, '}')
 }
 
@@ -206,6 +209,12 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 			ok = readInt(v, &s.Queued)
 		case "last_seen":
 			ok = readTime(v, &s.LastSeen)
+		case "stuck_since":
+			ok = readTime(v, &s.StuckSince)
+		case "stuck_seconds":
+			ok = readInt(v, &s.StuckSeconds)
+		case "stuck_reason":
+			ok = readShared(v, &s.StuckReason, shared)
 		case "last_intercom_activity":
 			var t time.Time
 			if ok = readTime(v, &t); ok {
@@ -236,7 +245,8 @@ func hasSurrogateEscape(data []byte) bool {
 func knownKey(k string) bool {
 	switch k {
 	case "id", "name", "target", "cwd", "project", "model", "status", "state", "host",
-		"accepts_asks", "connected", "ephemeral", "self", "pending_asks", "queued", "last_seen", "last_intercom_activity":
+		"accepts_asks", "connected", "ephemeral", "self", "pending_asks", "queued", "last_seen", "last_intercom_activity",
+		"stuck_since", "stuck_seconds", "stuck_reason":
 		return true
 	}
 	return false

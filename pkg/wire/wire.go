@@ -77,7 +77,19 @@ type Session struct {
 	Self                 bool       `json:"self"`
 	Queued               int        `json:"queued"`
 	Host                 string     `json:"host,omitempty"` // set on sessions of a bridged machine
+	// Set while the session is stuck (the broker's stuck.go): since when,
+	// for how long (whole seconds, as the broker saw it) and why
+	// (StuckBusy or StuckSteers). State keeps its value (busy, idle).
+	StuckSince   time.Time `json:"stuck_since,omitzero"`
+	StuckSeconds int       `json:"stuck_seconds,omitempty"`
+	StuckReason  string    `json:"stuck_reason,omitempty"`
 }
+
+// Why a session is stuck (Session.StuckReason).
+const (
+	StuckBusy   = "busy"           // the same busy status with no boundary for too long
+	StuckSteers = "steers_waiting" // a steer has waited in its inbox for too long
+)
 
 // RegisterRequest creates or resumes a session held by the sending connection.
 type RegisterRequest struct {
