@@ -99,13 +99,20 @@ func (ix *Index) Search(ctx context.Context, query string, f Filter) ([]Item, er
 	where, args := f.where()
 	// The best rows by rank first (bm25, FTS5's own order), then their
 	// documents: a common word matches many rows, and only the best are
-	// read. The matching part is marked here (Snippet), not by FTS5's
-	// snippet(), which costs a scan of every matching row's text.
-	q := `SELECT e.doc, e.from_name, e.to_name, e.body, e.attach, e.names, b.r FROM
-		(SELECT fts.rowid AS id, rank AS r FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid
-			WHERE fts MATCH ? AND ` + where + ` ORDER BY rank LIMIT ?) b
-		CROSS JOIN entries e ON e.rowid = b.id ORDER BY b.r`
-	rows, err := ix.db.QueryContext(ctx, q, append(append([]any{match}, args...), f.limit())...)
+	// read. Without a filter the ranking reads the full-text index alone.
+	// The matching part is marked here (Snippet), not by FTS5's snippet(),
+	// which costs a scan of every matching row's text.
+	best := `SELECT rowid AS id, rank AS r FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`
+	if where != "1" {
+		best = `SELECT fts.rowid AS id, rank AS r FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid
+			WHERE fts MATCH ? AND ` + where + ` ORDER BY rank LIMIT ?`
+	}
+	st, err := ix.stmt(ctx, `SELECT e.doc, e.from_name, e.to_name, e.body, e.attach, e.names, b.r FROM (`+best+`) b
+		CROSS JOIN entries e ON e.rowid = b.id ORDER BY b.r`)
+	if err != nil {
+		return nil, fmt.Errorf("search history index: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, append(append([]any{match}, args...), f.limit())...)
 	if err != nil {
 		return nil, fmt.Errorf("search history index: %w", err)
 	}

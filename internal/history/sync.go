@@ -25,12 +25,7 @@ const maxSyncPages = 10000
 // Sync catches the index up with the broker's history and reports how many
 // entries it added.
 func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
-	names := map[string]string{}
-	if ss, err := src.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true}); err == nil {
-		for _, s := range ss {
-			names[s.ID] = s.Name
-		}
-	}
+	var names map[string]string // read once, and only when there is something to add
 	added := 0
 	for range maxSyncPages {
 		epoch, err := ix.meta(ctx, ix.db, "epoch")
@@ -45,6 +40,9 @@ func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
 		if err != nil {
 			return added, fmt.Errorf("read history: %w", err)
 		}
+		if names == nil && len(page.Entries) > 0 {
+			names = sessionNames(ctx, src)
+		}
 		n, err := ix.apply(ctx, epoch, cursor, page, names)
 		if err != nil {
 			return added, err
@@ -57,10 +55,25 @@ func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
 	return added, nil
 }
 
+// sessionNames maps the broker's sessions' ids to their names (none if the
+// broker cannot list them: an entry then shows the recipient's id).
+func sessionNames(ctx context.Context, src Source) map[string]string {
+	names := map[string]string{}
+	if ss, err := src.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true}); err == nil {
+		for _, s := range ss {
+			names[s.ID] = s.Name
+		}
+	}
+	return names
+}
+
 // apply stores one page read after cursor under epoch, in one transaction;
 // a page of another epoch first empties the index (and adds nothing: the
 // next page starts again from the oldest entry).
 func (ix *Index) apply(ctx context.Context, epoch, cursor string, page wire.HistoryReply, names map[string]string) (int, error) {
+	if epoch == page.Epoch && len(page.Entries) == 0 && !ix.holdsBefore(ctx, page.First) {
+		return 0, nil // nothing changed: no write transaction
+	}
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -117,6 +130,20 @@ func (ix *Index) apply(ctx context.Context, epoch, cursor string, page wire.Hist
 		return 0, err
 	}
 	return added, tx.Commit()
+}
+
+// holdsBefore reports whether the index holds an entry the broker no
+// longer keeps (kept before first; any entry when first is "").
+func (ix *Index) holdsBefore(ctx context.Context, first string) bool {
+	q, args := `SELECT EXISTS(SELECT 1 FROM entries)`, []any{}
+	if first != "" {
+		q, args = `SELECT EXISTS(SELECT 1 FROM entries WHERE cursor < ?)`, []any{first}
+	}
+	var held bool
+	if err := ix.db.QueryRowContext(ctx, q, args...).Scan(&held); err != nil {
+		return true // let the transaction find out
+	}
+	return held
 }
 
 func setMeta(ctx context.Context, tx *sql.Tx, k, v string) error {
