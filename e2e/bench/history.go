@@ -40,6 +40,10 @@ func rowIndexRate(n int) string {
 const (
 	rowSearchCLI      = "search: intercom search via the CLI (exec → exit, small history)"
 	rowSearchCLIFloor = "search: floor, small Go program exec → exit"
+
+	rowSearchInProc      = "search: the CLI's work in process (connect, open, catch-up check, query, close)"
+	rowSearchCLICPU      = "search: intercom search via the CLI, CPU per run"
+	rowSearchCLIFloorCPU = "search: floor program, CPU per run"
 )
 
 // searchSizes are how many messages the search scenario stores, in turn,
@@ -125,7 +129,8 @@ func benchSearchCLI(ctx context.Context, h *procOwner, cfg config, r *Results) e
 		return err
 	}
 	env := append(os.Environ(), "INTERCOM_HOME="+b.layout.Home, "INTERCOM_SOCKET="+b.layout.Socket, "INTERCOM_SESSION=")
-	run := func(name string, args ...string) (time.Duration, error) {
+	var cpu [2]time.Duration // the CLI's and the floor's, user + system
+	run := func(k int, name string, args ...string) (time.Duration, error) {
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Env = env
 		var errb bytes.Buffer
@@ -134,26 +139,54 @@ func benchSearchCLI(ctx context.Context, h *procOwner, cfg config, r *Results) e
 		if err := cmd.Run(); err != nil {
 			return 0, fmt.Errorf("%s: %w: %s", filepath.Base(name), err, strings.TrimSpace(errb.String()))
 		}
-		return time.Since(t0), nil
+		d := time.Since(t0)
+		cpu[k] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return d, nil
 	}
-	if _, err := run(cli, "search", "word7", "--json"); err != nil { // the first one builds the index
+	if _, err := run(0, cli, "search", "word7", "--json"); err != nil { // the first one builds the index
 		return err
 	}
+	cpu[0] = 0
 	n := cfg.HookN
 	walls, floors := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	for i := range n {
-		d, err := run(cli, "search", fmt.Sprintf("word%d", i%10), "--json")
+		d, err := run(0, cli, "search", fmt.Sprintf("word%d", i%10), "--json")
 		if err != nil {
 			return err
 		}
 		walls = append(walls, d)
-		if d, err = run(floor); err != nil {
+		if d, err = run(1, floor); err != nil {
 			return err
 		}
 		floors = append(floors, d)
 	}
+	// The CLI's work without its process start: connect, open the index,
+	// the catch-up check, the query, close.
+	inproc := make([]time.Duration, 0, n)
+	for i := range n {
+		t0 := time.Now()
+		c, err := b.Connect(ctx, "intercom-cli")
+		if err != nil {
+			return err
+		}
+		ix, err := history.Open(b.layout.Home)
+		if err == nil {
+			if _, err = ix.Sync(ctx, c); err == nil {
+				_, err = ix.Search(ctx, fmt.Sprintf("word%d", i%10), history.Filter{Limit: 20})
+			}
+			ix.Close()
+		}
+		c.Close()
+		if err != nil {
+			return err
+		}
+		inproc = append(inproc, time.Since(t0))
+	}
 	r.lat(rowSearchCLI, "ms", walls)
 	r.lat(rowSearchCLIFloor, "ms", floors)
+	r.lat(rowSearchInProc, "ms", inproc)
+	r.val(rowSearchCLICPU, "ms CPU", float64(cpu[0])/float64(time.Millisecond)/float64(n))
+	r.val(rowSearchCLIFloorCPU, "ms CPU", float64(cpu[1])/float64(time.Millisecond)/float64(n))
 	return nil
 }
 
