@@ -167,6 +167,24 @@ func setMeta(ctx context.Context, tx *sql.Tx, k, v string) error {
 	return err
 }
 
+// searchable returns the three texts of an entry that a search matches
+// (the index's columns body, attach and names): what it says, its
+// attachments (a record: its resource), and its names (toName: the
+// recipient's name as indexed).
+func searchable(e wire.HistoryEntry, toName string) (body, attach, names string) {
+	if m := e.Message; m != nil {
+		var att []string
+		for _, a := range m.Attachments {
+			att = append(att, a.Name, a.Path, a.Content)
+		}
+		return m.Text, strings.Join(att, "\n"), strings.Join([]string{m.From.Name, toName, m.Topic, m.Thread}, " ")
+	}
+	if rec := e.Record; rec != nil {
+		return rec.Message, rec.Resource, strings.Join([]string{rec.From.Name, rec.Topic, rec.Event, rec.Resource}, " ")
+	}
+	return "", "", ""
+}
+
 // row is one entry as the index stores it.
 type row struct {
 	cursor, kind, ident            string
@@ -187,23 +205,16 @@ func rowOf(e wire.HistoryEntry, names map[string]string) (row, bool) {
 		if r.toName == "" {
 			r.toName = m.To
 		}
-		r.thread, r.topic, r.replyTo, r.body = m.Thread, m.Topic, m.ReplyTo, m.Text
-		var att []string
-		for _, a := range m.Attachments {
-			att = append(att, a.Name, a.Path, a.Content)
-		}
-		r.attach = strings.Join(att, "\n")
-		r.names = strings.Join([]string{r.fromName, r.toName, m.Topic, m.Thread}, " ")
+		r.thread, r.topic, r.replyTo = m.Thread, m.Topic, m.ReplyTo
 	case e.Record != nil:
 		rec := e.Record
 		r.ident = fmt.Sprintf("record/%s/%d", rec.Topic, rec.Seq)
 		r.sent = rec.PublishedAt.UnixNano()
-		r.fromID, r.fromName, r.topic, r.body = rec.From.ID, rec.From.Name, rec.Topic, rec.Message
-		r.attach = rec.Resource
-		r.names = strings.Join([]string{rec.From.Name, rec.Topic, rec.Event, rec.Resource}, " ")
+		r.fromID, r.fromName, r.topic = rec.From.ID, rec.From.Name, rec.Topic
 	default:
 		return r, false
 	}
+	r.body, r.attach, r.names = searchable(e, r.toName)
 	doc, err := json.Marshal(e)
 	if err != nil {
 		return r, false
