@@ -28,8 +28,9 @@ type Index struct {
 	db   *sql.DB
 	path string
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // prepared once per query shape
+	mu         sync.Mutex
+	stmts      map[string]*sql.Stmt // prepared once per query shape
+	mergeAfter int                  // mergeAfter (smaller in tests)
 }
 
 // Path is where the index of home lives.
@@ -97,7 +98,7 @@ func open(path string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history index %s: %w", path, err)
 	}
-	ix := &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}}
+	ix := &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, mergeAfter: mergeAfter}
 	if err := ix.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history index %s: %w", path, err)

@@ -32,7 +32,7 @@ const mergeAfter = 5000
 // entries it added.
 func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
 	added, err := ix.catchUp(ctx, src)
-	if err == nil && added >= mergeAfter {
+	if err == nil && added >= ix.mergeAfter {
 		if _, err := ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize')`); err != nil {
 			return added, fmt.Errorf("merge history index: %w", err)
 		}
