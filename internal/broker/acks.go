@@ -25,9 +25,10 @@ func (b *Broker) onAck(m *nats.Msg) {
 	acked := 0
 	var ackedIDs []string
 	var ackedSlots []store.Slot
+	var kept [][]byte // history copies, staged once committed
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			acked, ackedIDs, ackedSlots = 0, ackedIDs[:0], ackedSlots[:0]
+			acked, ackedIDs, ackedSlots, kept = 0, ackedIDs[:0], ackedSlots[:0], kept[:0]
 			for _, id := range req.IDs {
 				at, stored := txn.MessageSlot(id)
 				if !stored {
@@ -49,7 +50,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				if err := b.keepTrace(txn, id, at); err != nil {
 					return err
 				}
-				b.stageHistory(txn, at)
+				kept = append(kept, b.historyCopy(txn, at))
 				if err := txn.DeleteMessage(id, at); err != nil {
 					return err
 				}
@@ -65,6 +66,7 @@ func (b *Broker) onAck(m *nats.Msg) {
 				return
 			}
 			b.ledger.removed(ackedSlots...)
+			b.keepHistory(kept...)
 			// Taking delivery.mu before answering keeps pushEarly's promise:
 			// a push checked before this ack was committed reaches the
 			// holder before this answer.

@@ -161,9 +161,10 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 	}
 	var settled *wire.Message
 	var settledSlot store.Slot
+	var kept []byte // the history's copy of a message the remote broker stored
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			settled, settledSlot = nil, store.Slot{}
+			settled, settledSlot, kept = nil, store.Slot{}, nil
 			at, ok := txn.MessageSlot(req.ID)
 			if !ok || !at.InOutbox(req.Host) {
 				return nil
@@ -174,6 +175,9 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 			}
 			if err == nil {
 				settled = &msg
+			}
+			if req.Error == nil {
+				kept = b.historyCopy(txn, at)
 			}
 			if err := txn.DeleteMessage(req.ID, at); err != nil {
 				return err
@@ -188,6 +192,7 @@ func (b *Broker) onBridgeAck(m *nats.Msg) {
 			}
 			if !settledSlot.IsZero() {
 				b.ledger.removed(settledSlot)
+				b.keepHistory(kept)
 			}
 			wait := b.routes.settled(req.ID)
 			if req.Error != nil && settled != nil {

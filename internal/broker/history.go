@@ -74,18 +74,31 @@ func (h *historyKeeper) nextLocked() uint64 {
 	return h.last
 }
 
-// stageHistory queues a copy of the stored message at (about to be
-// deleted by an ack in txn) for the history writer.
-func (b *Broker) stageHistory(txn *store.Txn, at store.Slot) {
-	h := b.history()
-	if h.age <= 0 {
-		return
+// historyCopy returns a copy of the stored message at (about to be deleted
+// in txn: acknowledged by its recipient, or settled by the bridge once the
+// remote broker stored it) for keepHistory, nil when history is off. The
+// copy is staged only once txn is committed: a batch applied again after a
+// conflict, or failed, keeps nothing twice or in vain.
+func (b *Broker) historyCopy(txn *store.Txn, at store.Slot) []byte {
+	if b.history().age <= 0 {
+		return nil
 	}
 	data, err := txn.MessageBytesAt(at)
 	if err != nil {
-		return
+		return nil
 	}
-	h.stage(store.HistoryMessage, data)
+	return data
+}
+
+// keepHistory queues committed messages' copies (historyCopy) for the
+// history writer.
+func (b *Broker) keepHistory(copies ...[]byte) {
+	h := b.history()
+	for _, data := range copies {
+		if data != nil {
+			h.stage(store.HistoryMessage, data)
+		}
+	}
 }
 
 // stageRecordHistory queues a published topic record.

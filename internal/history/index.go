@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, with FTS5
 
@@ -26,6 +27,10 @@ import (
 type Index struct {
 	db   *sql.DB
 	path string
+
+	mu         sync.Mutex
+	stmts      map[string]*sql.Stmt // prepared once per query shape
+	mergeAfter int                  // mergeAfter (smaller in tests)
 }
 
 // Path is where the index of home lives.
@@ -86,12 +91,14 @@ func open(path string) (*Index, error) {
 		return nil, fmt.Errorf("history index: %w", err)
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	// A 16 MiB page cache per connection holds the full-text index's hot
+	// pages of a large history (SQLite's default is 2 MiB).
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("history index %s: %w", path, err)
 	}
-	ix := &Index{db: db, path: path}
+	ix := &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, mergeAfter: mergeAfter}
 	if err := ix.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history index %s: %w", path, err)
@@ -103,6 +110,11 @@ var errOtherSchema = errors.New("index of another schema")
 
 func (ix *Index) init() error {
 	ctx := context.Background()
+	// An index of this schema is used as it is: no statement of the schema
+	// is parsed again on every command's start.
+	if v, err := ix.meta(ctx, ix.db, "schema"); err == nil && v == schemaVersion {
+		return nil
+	}
 	if _, err := ix.db.ExecContext(ctx, schema); err != nil {
 		return err
 	}
@@ -125,7 +137,36 @@ func (ix *Index) init() error {
 }
 
 // Close closes the index.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	for _, st := range ix.stmts {
+		st.Close()
+	}
+	ix.stmts = nil
+	ix.mu.Unlock()
+	return ix.db.Close()
+}
+
+// stmt returns q prepared (once for the index's life: parsing a full-text
+// query costs about as much as running a selective one).
+func (ix *Index) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if st, ok := ix.stmts[q]; ok {
+		return st, nil
+	}
+	if ix.stmts == nil {
+		return nil, errClosed
+	}
+	st, err := ix.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	ix.stmts[q] = st
+	return st, nil
+}
+
+var errClosed = errors.New("history index closed")
 
 func (ix *Index) meta(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row

@@ -99,13 +99,20 @@ func (ix *Index) Search(ctx context.Context, query string, f Filter) ([]Item, er
 	where, args := f.where()
 	// The best rows by rank first (bm25, FTS5's own order), then their
 	// documents: a common word matches many rows, and only the best are
-	// read. The matching part is marked here (Snippet), not by FTS5's
-	// snippet(), which costs a scan of every matching row's text.
-	q := `SELECT e.doc, e.from_name, e.to_name, e.body, e.attach, e.names, b.r FROM
-		(SELECT fts.rowid AS id, rank AS r FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid
-			WHERE fts MATCH ? AND ` + where + ` ORDER BY rank LIMIT ?) b
-		CROSS JOIN entries e ON e.rowid = b.id ORDER BY b.r`
-	rows, err := ix.db.QueryContext(ctx, q, append(append([]any{match}, args...), f.limit())...)
+	// read. Without a filter the ranking reads the full-text index alone.
+	// The matching part is marked here (Snippet), not by FTS5's snippet(),
+	// which costs a scan of every matching row's text.
+	best := `SELECT rowid AS id, rank AS r FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`
+	if where != "1" {
+		best = `SELECT fts.rowid AS id, rank AS r FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid
+			WHERE fts MATCH ? AND ` + where + ` ORDER BY rank LIMIT ?`
+	}
+	st, err := ix.stmt(ctx, `SELECT e.doc, e.from_name, e.to_name, b.r FROM (`+best+`) b
+		CROSS JOIN entries e ON e.rowid = b.id ORDER BY b.r`)
+	if err != nil {
+		return nil, fmt.Errorf("search history index: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, append(append([]any{match}, args...), f.limit())...)
 	if err != nil {
 		return nil, fmt.Errorf("search history index: %w", err)
 	}
@@ -113,16 +120,18 @@ func (ix *Index) Search(ctx context.Context, query string, f Filter) ([]Item, er
 	terms := queryTerms(query)
 	out := []Item{}
 	for rows.Next() {
-		var doc, body, attach, names string
+		var doc string
 		var it Item
 		var rank float64
-		if err := rows.Scan(&doc, &it.FromName, &it.ToName, &body, &attach, &names, &rank); err != nil {
+		if err := rows.Scan(&doc, &it.FromName, &it.ToName, &rank); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(doc), &it.HistoryEntry); err != nil {
 			continue
 		}
 		it.Rank = -rank // bm25: lower is better; Rank: higher is
+		// The texts from the entry itself, not read again from the index.
+		body, attach, names := searchable(it.HistoryEntry, it.ToName)
 		it.Snippet = Snippet(body, terms, snippetWords)
 		if !strings.Contains(it.Snippet, MarkStart) {
 			for _, other := range []string{attach, names} {

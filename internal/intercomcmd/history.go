@@ -3,6 +3,7 @@ package intercomcmd
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -209,7 +210,13 @@ func (e *env) since(s string, f *history.Filter) error {
 }
 
 // historyIndex opens the history index and catches it up with the broker.
+//
+// history and search are one-shot: their garbage is collected only once the
+// heap reaches 64 MiB (a rebuild's catch-up may get there), not from 4 MiB
+// on, which costs a search about a fifth of its CPU (docs/web.md).
 func (e *env) historyIndex() (*history.Index, error) {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(64 << 20)
 	c, err := e.connect()
 	if err != nil {
 		return nil, err
