@@ -11,6 +11,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/flock"
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -111,6 +112,7 @@ func ensureHeld(ctx context.Context, c *intercom.Client, home string, b Binding,
 	if err != nil {
 		return fmt.Errorf("start session holder: %w", err)
 	}
+	exe = hookexe.CLI(exe) // intercom-hook has no hold: the intercom beside it
 	args := []string{"hold", "--id", b.Session, "--name", b.Name, "--pid", strconv.Itoa(b.Pid), "--start", strconv.FormatUint(b.Start, 10)}
 	if cwd != "" {
 		args = append(args, "--cwd", cwd)

@@ -24,6 +24,19 @@ const (
 	Stop             = "Stop"
 )
 
+// PreToolUse is the pre-tool event, answered apart from Events: whether a
+// file-editing tool call may run (reservations), and nothing else.
+// GeminiBeforeTool is Gemini CLI's name of it.
+const (
+	PreToolUse       = "PreToolUse"
+	GeminiBeforeTool = "BeforeTool"
+)
+
+// IsPreTool reports whether harness's event is the pre-tool event.
+func IsPreTool(harness, event string) bool {
+	return event == PreToolUse || (harness == "gemini" && event == GeminiBeforeTool)
+}
+
 // Events lists the hook events intercom answers, in install order.
 var Events = []string{SessionStart, UserPromptSubmit, PostToolUse, Stop}
 
