@@ -90,3 +90,43 @@ func TestInstallWritesIntercomHook(t *testing.T) {
 		t.Fatalf("settings.json runs no %q (or still `intercom hook`):\n%s", want, settings)
 	}
 }
+
+// Against a broker of the previous release, which has no boundary request,
+// intercom-hook reports and fetches as that release's hooks did (state,
+// inbox): each message handed over once.
+func TestHookExecutableAgainstAnOlderBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the previous release")
+	}
+	t.Parallel()
+	old := oldBinaries(t, upgradeFrom)
+	h := newH(t)
+	inst := filepath.Join(h.Cwd, "bin")
+	if err := os.MkdirAll(inst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	upgInstall(t, old, inst, "intercom", "intercom-broker")
+	if r := upgRun(t, h, filepath.Join(inst, "intercom"), "status"); r.Code != 0 {
+		t.Fatalf("old intercom status: %d %s", r.Code, r.Stderr)
+	}
+	if exe := upgExe(h.BrokerPid()); exe != filepath.Join(inst, "intercom-broker") {
+		t.Fatalf("broker runs %q, want the old one", exe)
+	}
+	a := newAgent(t, h)
+	if out, r := a.HookExe("claude", "SessionStart", claudeInput("SessionStart", map[string]any{"source": "startup"})); out.HookSpecificOutput == nil || r.Stderr != "" {
+		t.Fatalf("SessionStart against the old broker: %+v, stderr %q", out, r.Stderr)
+	}
+	sid := "cc-8f3c2a1e-4b5d-4c6e-9f70-123456789abc"
+	h.OK("send", sid, "old-broker note")
+	post := claudeInput("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}})
+	out, r := a.HookExe("claude", "PostToolUse", post)
+	if out.HookSpecificOutput == nil || strings.Count(out.HookSpecificOutput.AdditionalContext, "old-broker note") != 1 || r.Stderr != "" {
+		t.Fatalf("PostToolUse against the old broker: %+v, stderr %q", out, r.Stderr)
+	}
+	if r := Row(h.Sessions("--scope", "all"), "claude-proj"); r["status"] != "tool:Bash" {
+		t.Fatalf("status after PostToolUse: %v", r)
+	}
+	if out, r := a.HookExe("claude", "PostToolUse", post); out.HookSpecificOutput != nil {
+		t.Fatalf("delivered again: %s", r.Stdout)
+	}
+}
