@@ -25,7 +25,7 @@ func (c *Client) Boundary(ctx context.Context, sid, status string, fetch bool) (
 			c.log.Debug("journaled acks not confirmed", "session", sid, "err", err)
 		}
 	}
-	res, err := call[wire.BoundaryReply](ctx, c, wire.SubjBoundary, wire.BoundaryRequest{SessionID: sid, Status: status, Fetch: fetch})
+	res, err := callDecoding(ctx, c, wire.SubjBoundary, wire.BoundaryRequest{SessionID: sid, Status: status, Fetch: fetch}, wire.DecodeBoundaryReply)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return wire.BoundaryReply{}, fmt.Errorf("%w: %v", ErrNoBoundary, err)
 	}

@@ -1,5 +1,11 @@
 package wire
 
+import (
+	"encoding/json"
+
+	"github.com/valyala/fastjson"
+)
+
 // SubjBoundary is a hook's one request at a turn boundary (a tool call, a
 // prompt, the end of a turn): report the session's state and fetch what
 // may be delivered now, in one round trip. (The acknowledgement of what
@@ -24,4 +30,59 @@ type BoundaryReply struct {
 	Held       bool      `json:"held"`
 	StateError string    `json:"state_error,omitempty"`
 	Messages   []Message `json:"messages,omitempty"`
+}
+
+// DecodeBoundaryReply decodes a reply to a boundary request into what
+// json.Unmarshal into Reply[BoundaryReply] gives for it. A reply that
+// carries no messages (nothing waits: most of a hook's boundaries) is read
+// without reflection: a hook process decodes one reply in its life, and a
+// reflective decoder costs more to build than to run. Anything else is
+// left to encoding/json.
+func DecodeBoundaryReply(data []byte) (Reply[BoundaryReply], error) {
+	if r, ok := decodeBoundaryFast(data); ok {
+		return r, nil
+	}
+	var r Reply[BoundaryReply]
+	err := json.Unmarshal(data, &r)
+	return r, err
+}
+
+// decodeBoundaryFast decodes {"result":{"held":B[,"state_error":S]}} and
+// reports false for any other shape.
+func decodeBoundaryFast(data []byte) (Reply[BoundaryReply], bool) {
+	if hasSurrogateEscape(data) {
+		return Reply[BoundaryReply]{}, false
+	}
+	p := listParsers.Get()
+	defer listParsers.Put(p)
+	v, err := p.ParseBytes(data)
+	if err != nil {
+		return Reply[BoundaryReply]{}, false
+	}
+	env, err := v.Object()
+	if err != nil || env.Len() != 1 {
+		return Reply[BoundaryReply]{}, false
+	}
+	res := env.Get("result")
+	if res == nil || res.Type() != fastjson.TypeObject {
+		return Reply[BoundaryReply]{}, false
+	}
+	obj, _ := res.Object()
+	var out BoundaryReply
+	ok := true
+	obj.Visit(func(k []byte, v *fastjson.Value) {
+		switch {
+		case !ok:
+		case string(k) == "held":
+			ok = readBool(v, &out.Held)
+		case string(k) == "state_error":
+			ok = readString(v, &out.StateError)
+		default:
+			ok = false // messages, or a key of a newer broker
+		}
+	})
+	if !ok {
+		return Reply[BoundaryReply]{}, false
+	}
+	return Reply[BoundaryReply]{Result: &out}, true
 }
