@@ -15,8 +15,9 @@ import (
 // each a harness (fakeharness) running PostToolUse hooks one after
 // another, at most one per stormEvery, for stormFor, while each agent's
 // shell sends messages to the next agent as that agent's session. Every
-// accepted message comes out of exactly one hook answer of its target; every hook exits 0 and says nothing on
-// stderr; the broker's CPU per hook and its RSS stay under generous bounds.
+// accepted message comes out of exactly one hook answer of its target;
+// every hook exits 0 and says nothing on stderr; the broker's CPU per hook
+// and its RSS stay under generous bounds.
 // FAULT_LONG=1 (make test-fault) storms for a minute.
 
 const (
