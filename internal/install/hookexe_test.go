@@ -15,20 +15,8 @@ func TestInstallWritesTheHookExecutable(t *testing.T) {
 			old := Target{Harness: harness, Home: home, Command: "/opt/inter com/intercom"}
 			cur := old
 			cur.HookCommand = "/opt/inter com/intercom-hook"
-			apply := func(tg Target, add bool) {
-				t.Helper()
-				plans, err := Plans(tg, add)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range plans {
-					if _, err := Apply(p); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			apply(old, true)
-			apply(cur, true)
+			applyPlans(t, old, true)
+			applyPlans(t, cur, true)
 			in := Inspect(cur)
 			if len(in.MissingHooks()) > 0 || in.MCP == nil {
 				t.Fatalf("after install: %+v", in)
@@ -47,7 +35,7 @@ func TestInstallWritesTheHookExecutable(t *testing.T) {
 			if harness == "claude" && !in.Rewake {
 				t.Errorf("no asyncRewake Stop hook")
 			}
-			apply(old, false) // an older intercom's uninstall knows them too
+			applyPlans(t, old, false) // an older intercom's uninstall knows them too
 			if in := Inspect(cur); in.Any() {
 				t.Errorf("after uninstall: %+v", in)
 			}

@@ -55,21 +55,11 @@ func decodeBoundaryFast(data []byte) (Reply[BoundaryReply], bool) {
 	}
 	p := listParsers.Get()
 	defer listParsers.Put(p)
-	v, err := p.ParseBytes(data)
-	if err != nil {
+	obj, ok := resultObject(p, data)
+	if !ok {
 		return Reply[BoundaryReply]{}, false
 	}
-	env, err := v.Object()
-	if err != nil || env.Len() != 1 {
-		return Reply[BoundaryReply]{}, false
-	}
-	res := env.Get("result")
-	if res == nil || res.Type() != fastjson.TypeObject {
-		return Reply[BoundaryReply]{}, false
-	}
-	obj, _ := res.Object()
 	var out BoundaryReply
-	ok := true
 	obj.Visit(func(k []byte, v *fastjson.Value) {
 		switch {
 		case !ok:
