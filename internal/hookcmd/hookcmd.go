@@ -9,13 +9,16 @@ package hookcmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -75,7 +78,25 @@ writes it into the hook commands when it sits beside intercom.
 Examples:
   echo '{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/src"}' | intercom-hook claude PostToolUse
   intercom-hook gemini AfterAgent --hold 5m < input.json
+  intercom-hook version [--json]
 `
+
+// version is `intercom-hook version [--json]`, as kongrun's version
+// command prints it for the other binaries.
+func version(stdout, stderr io.Writer, args []string) int {
+	in := buildinfo.Read()
+	switch {
+	case len(args) == 0:
+		fmt.Fprintf(stdout, "%s %s\n", hookexe.Name, in)
+	case len(args) == 1 && args[0] == "--json":
+		out, _ := json.Marshal(in)
+		fmt.Fprintf(stdout, "%s\n", out)
+	default:
+		fmt.Fprintf(stderr, "intercom-hook: version takes only --json, got %q\n", strings.Join(args, " "))
+		return 2
+	}
+	return 0
+}
 
 // Main is intercom-hook with args (those after the program name) and
 // returns its exit status: 0 always once the call parses (a hook never
@@ -84,6 +105,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, usage)
 		return 0
+	}
+	if len(args) >= 1 && args[0] == "version" { // as every intercom binary
+		return version(stdout, stderr, args[1:])
 	}
 	call, ok := Args(args)
 	if !ok {

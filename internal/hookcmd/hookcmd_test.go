@@ -53,6 +53,14 @@ func TestMainNeverBreaksTheHarness(t *testing.T) {
 	if code := Main(context.Background(), []string{"--help"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "intercom-hook HARNESS EVENT") {
 		t.Fatalf("--help: exit %d, stdout %q", code, out.String())
 	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"version"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "intercom-hook ") || !strings.Contains(out.String(), "(commit ") {
+		t.Fatalf("version: exit %d, stdout %q", code, out.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"version", "--json"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), `"go":`) {
+		t.Fatalf("version --json: exit %d, stdout %q", code, out.String())
+	}
 	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
