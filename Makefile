@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 STAMP   := github.com/intercom-dev/intercom/internal/buildinfo
 LDFLAGS := -s -w -X $(STAMP).version=$(VERSION) -X $(STAMP).commit=$(COMMIT)
-BINS    := intercom intercom-broker agent-runs intercom-bridge
+BINS    := intercom intercom-hook intercom-broker agent-runs intercom-bridge
 TARGETS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
 DIST    ?= dist
 BINDIR  ?= bin

@@ -11,12 +11,13 @@ import (
 )
 
 // Hook storms (docs/reliability.md): every tool call of every agent runs a
-// hook process. stormAgents agents, each a harness (fakeharness) running
-// PostToolUse hooks one after another, at most one per stormEvery, for
-// stormFor, while each agent's shell sends messages to the next agent as
-// that agent's session. Every accepted message comes out of exactly one
-// hook answer of its target; every hook exits 0 and says nothing on
-// stderr; the broker's CPU per hook and its RSS stay under generous bounds.
+// hook process (intercom-hook, as install writes it). stormAgents agents,
+// each a harness (fakeharness) running PostToolUse hooks one after
+// another, at most one per stormEvery, for stormFor, while each agent's
+// shell sends messages to the next agent as that agent's session. Every
+// accepted message comes out of exactly one hook answer of its target;
+// every hook exits 0 and says nothing on stderr; the broker's CPU per hook
+// and its RSS stay under generous bounds.
 // FAULT_LONG=1 (make test-fault) storms for a minute.
 
 const (
@@ -45,7 +46,7 @@ func TestHookStorm(t *testing.T) {
 	for i := range agents {
 		agents[i] = newAgent(t, h)
 		hsid := fmt.Sprintf("5707a9e0-0000-4000-8000-%012d", i)
-		out, _ := agents[i].Hook("claude", "SessionStart", claudeInput("SessionStart", map[string]any{"session_id": hsid, "source": "startup"}))
+		out, _ := agents[i].HookExe("claude", "SessionStart", claudeInput("SessionStart", map[string]any{"session_id": hsid, "source": "startup"}))
 		if out.HookSpecificOutput == nil {
 			t.Fatalf("agent %d: SessionStart said nothing", i)
 		}
@@ -68,7 +69,7 @@ func TestHookStorm(t *testing.T) {
 	}
 	post := func(i int) string {
 		in := claudeInput("PostToolUse", map[string]any{"session_id": strings.TrimPrefix(sids[i], "cc-"), "tool_name": "Bash", "tool_input": map[string]any{"command": "true"}})
-		out, ans := agents[i].Hook("claude", "PostToolUse", in)
+		out, ans := agents[i].HookExe("claude", "PostToolUse", in)
 		if ans.Stderr != "" {
 			t.Errorf("agent %d: hook stderr %q", i, ans.Stderr)
 		}

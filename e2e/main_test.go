@@ -59,7 +59,7 @@ func TestMain(m *testing.M) {
 // test's own environment, hence a variable of our own.)
 var coverDir = os.Getenv("INTERCOM_E2E_COVERDIR")
 
-// buildArgs are the go build arguments for the four binaries: -race unless
+// buildArgs are the go build arguments for the five binaries: -race unless
 // E2E_NORACE is set, -cover over the whole module when coverDir is set.
 func buildArgs(dir string) []string {
 	args := []string{"build"}
@@ -69,7 +69,7 @@ func buildArgs(dir string) []string {
 	if coverDir != "" {
 		args = append(args, "-cover", "-covermode=atomic", "-coverpkg=github.com/intercom-dev/intercom/...")
 	}
-	return append(args, "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
+	return append(args, "-o", dir+"/", "../cmd/intercom", "../cmd/intercom-hook", "../cmd/intercom-broker", "../cmd/agent-runs", "../cmd/intercom-bridge")
 }
 
 // H is one isolated intercom installation: a home, its socket, its broker.

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bins="intercom intercom-broker agent-runs intercom-bridge"
+bins="intercom intercom-hook intercom-broker agent-runs intercom-bridge"
 
 make install PREFIX="$tmp/prefix"
 GOBIN="$tmp/gobin" go install ./cmd/...

@@ -75,7 +75,7 @@ func TestBenchHarness(t *testing.T) {
 		rowAccepted, rowDelivered, rowPipelined, rowFanin, rowFaninSer, rowAsk,
 		rowList(cfg.Presence[0].Sessions, false), rowRSS(cfg.Presence[0].Sessions, false),
 		rowColdFresh, rowColdExist, rowIdleCPU,
-		rowHookWall, rowHookFloor, rowStormRate, rowStormCPU, rowStormMsgs,
+		rowHookWall, rowHookCLI, rowHookFloor, rowHookCPU, rowFloorCPU, rowStormRate, rowStormCPU, rowStormMsgs,
 	}
 	for _, n := range want {
 		if !names[n] {

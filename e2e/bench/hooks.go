@@ -16,16 +16,22 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// Hooks: every tool call of every agent runs `intercom hook claude
-// PostToolUse`, a new process. benchHooks times one hook (exec to exit)
-// against the floor of starting a small Go program in the same run, then
-// a storm: StormAgents agents, each firing a hook every StormEvery for
-// StormFor while messages flow to them; every message must come out of
-// exactly one hook answer.
+// Hooks: every tool call of every agent runs a hook, a new process:
+// `intercom-hook claude PostToolUse` (what install writes when it sits
+// beside intercom) or `intercom hook claude PostToolUse`. benchHooks times
+// both (exec to exit, and the process's CPU, user + system) against the
+// floor of starting a small Go program in the same run, alternating, then
+// a storm: StormAgents agents, each firing an intercom-hook every
+// StormEvery for StormFor while messages flow to them; every message must
+// come out of exactly one hook answer.
 
 const (
-	rowHookWall   = "hook: PostToolUse process, exec → exit"
+	rowHookWall   = "hook: intercom-hook PostToolUse, exec → exit"
+	rowHookCLI    = "hook: intercom hook PostToolUse, exec → exit"
 	rowHookFloor  = "hook floor: small Go program, exec → exit"
+	rowHookCPU    = "hook CPU: intercom-hook PostToolUse, user+sys"
+	rowHookCLICPU = "hook CPU: intercom hook PostToolUse, user+sys"
+	rowFloorCPU   = "hook floor CPU: small Go program, user+sys"
 	rowStormRate  = "hook storm: hooks answered"
 	rowStormCPU   = "hook storm: broker CPU per hook"
 	rowStormRSS   = "hook storm: broker RSS at the end"
@@ -50,6 +56,22 @@ func resolveCLI(ctx context.Context, given, root string) (string, error) {
 		return "", fmt.Errorf("build intercom: %v: %s", err, out)
 	}
 	return filepath.Join(dir, "intercom"), nil
+}
+
+// resolveHookExe is the intercom-hook beside cli, else built beside it
+// (into root/bin when cli's directory is not ours to write).
+func resolveHookExe(ctx context.Context, cli, root string) (string, error) {
+	p := filepath.Join(filepath.Dir(cli), "intercom-hook")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	p = filepath.Join(root, "bin", "intercom-hook")
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", p, "github.com/intercom-dev/intercom/cmd/intercom-hook")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build intercom-hook: %v: %s", err, out)
+	}
+	return p, nil
 }
 
 // buildFloor builds the floor program (it prints "{}", as a hook with
@@ -102,9 +124,29 @@ func newHookAgent(ctx context.Context, h *procOwner, b *broker, n int) (*hookAge
 	return a, nil
 }
 
+// hookCmd is how a hook is run: intercom-hook HARNESS EVENT, or intercom
+// hook HARNESS EVENT.
+type hookCmd struct {
+	exe string
+	sub bool // the intercom CLI: the hook subcommand
+}
+
+func (c hookCmd) args(event string) []string {
+	if c.sub {
+		return []string{"hook", "claude", event}
+	}
+	return []string{"claude", event}
+}
+
 // hook runs one hook and returns its stdout and wall time.
-func (a *hookAgent) hook(ctx context.Context, cli, event string, in []byte) (string, time.Duration, error) {
-	cmd := exec.CommandContext(ctx, cli, "hook", "claude", event)
+func (a *hookAgent) hook(ctx context.Context, hc hookCmd, event string, in []byte) (string, time.Duration, error) {
+	out, d, _, err := a.hookTimed(ctx, hc, event, in)
+	return out, d, err
+}
+
+// hookTimed is hook that also returns the process's CPU (user + system).
+func (a *hookAgent) hookTimed(ctx context.Context, hc hookCmd, event string, in []byte) (string, time.Duration, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, hc.exe, hc.args(event)...)
 	cmd.Env, cmd.Stdin = a.env, bytes.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -114,14 +156,27 @@ func (a *hookAgent) hook(ctx context.Context, cli, event string, in []byte) (str
 	if err == nil && errb.Len() > 0 {
 		err = fmt.Errorf("hook %s said: %s", event, strings.TrimSpace(errb.String()))
 	}
-	return out.String(), d, err
+	return out.String(), d, processCPU(cmd), err
+}
+
+// processCPU is an exited command's user + system time.
+func processCPU(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error {
-	cli, err := resolveCLI(ctx, cfg.CLI, h.root)
+	cliPath, err := resolveCLI(ctx, cfg.CLI, h.root)
 	if err != nil {
 		return err
 	}
+	hookPath, err := resolveHookExe(ctx, cliPath, h.root)
+	if err != nil {
+		return err
+	}
+	cli, hook := hookCmd{exe: cliPath, sub: true}, hookCmd{exe: hookPath}
 	floor, err := buildFloor(ctx, h.root)
 	if err != nil {
 		return err
@@ -138,38 +193,54 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 	if err != nil {
 		return err
 	}
-	if err := one.start(ctx, cli); err != nil {
+	if err := one.start(ctx, hook); err != nil {
 		return err
 	}
-	walls := make([]time.Duration, 0, cfg.HookN)
-	floors := make([]time.Duration, 0, cfg.HookN)
-	for range cfg.HookN { // alternate, so drift of the machine hits both
-		_, d, err := one.hook(ctx, cli, "PostToolUse", one.post)
+	var walls, cliWalls, floors, cpus, cliCPUs, floorCPUs []time.Duration
+	for range cfg.HookN { // alternate, so drift of the machine hits all three
+		_, d, cpu, err := one.hookTimed(ctx, hook, "PostToolUse", one.post)
 		if err != nil {
 			return err
 		}
-		walls = append(walls, d)
+		walls, cpus = append(walls, d), append(cpus, cpu)
+		_, d, cpu, err = one.hookTimed(ctx, cli, "PostToolUse", one.post)
+		if err != nil {
+			return err
+		}
+		cliWalls, cliCPUs = append(cliWalls, d), append(cliCPUs, cpu)
 		fc := exec.CommandContext(ctx, floor)
 		fc.Stdin = bytes.NewReader(one.post)
 		t0 := time.Now()
 		if err := fc.Run(); err != nil {
 			return fmt.Errorf("floor program: %w", err)
 		}
-		floors = append(floors, time.Since(t0))
+		floors, floorCPUs = append(floors, time.Since(t0)), append(floorCPUs, processCPU(fc))
 	}
 	r.lat(rowHookWall, "ms", walls)
+	r.lat(rowHookCLI, "ms", cliWalls)
 	r.lat(rowHookFloor, "ms", floors)
-	return hookStorm(ctx, h, cfg, r, b, cli)
+	r.lat(rowHookCPU, "ms", cpus)
+	r.lat(rowHookCLICPU, "ms", cliCPUs)
+	r.lat(rowFloorCPU, "ms", floorCPUs)
+	// Within one run: the machine is shared and noisy, ratios are what compare.
+	if f := median(floors); f > 0 {
+		r.Ratios["hook_p50_vs_floor"] = round3(float64(median(walls)) / float64(f))
+		r.Ratios["hook_cli_p50_vs_floor"] = round3(float64(median(cliWalls)) / float64(f))
+	}
+	if f := median(floorCPUs); f > 0 {
+		r.Ratios["hook_cpu_p50_vs_floor"] = round3(float64(median(cpus)) / float64(f))
+	}
+	return hookStorm(ctx, h, cfg, r, b, hook)
 }
 
 // start runs the agent's SessionStart hook (which starts its holder).
-func (a *hookAgent) start(ctx context.Context, cli string) error {
+func (a *hookAgent) start(ctx context.Context, cli hookCmd) error {
 	in, _ := json.Marshal(map[string]any{"session_id": strings.TrimPrefix(a.session, "cc-"), "hook_event_name": "SessionStart", "source": "startup"})
 	_, _, err := a.hook(ctx, cli, "SessionStart", in)
 	return err
 }
 
-func hookStorm(ctx context.Context, h *procOwner, cfg config, r *Results, b *broker, cli string) error {
+func hookStorm(ctx context.Context, h *procOwner, cfg config, r *Results, b *broker, cli hookCmd) error {
 	agents := make([]*hookAgent, cfg.StormAgents)
 	for i := range agents {
 		a, err := newHookAgent(ctx, h, b, i+1)

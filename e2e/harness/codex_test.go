@@ -65,7 +65,7 @@ func TestCodexTrustedHooksRunWithoutBypass(t *testing.T) {
 	w, peer := codexWorld(t)
 	w.CodexHooksTrusted = true
 	dir := w.Project("trust")
-	ours := func(cmd string) bool { return strings.Contains(cmd, binDir) && strings.Contains(cmd, " hook codex ") }
+	ours := func(cmd string) bool { return strings.Contains(cmd, binDir) && codexHookCommand(cmd) }
 	n := 0
 	for _, h := range w.CodexHooks(dir) {
 		if ours(h.Command) {

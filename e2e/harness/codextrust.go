@@ -5,6 +5,7 @@ package harness
 import (
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/codexapp"
@@ -72,4 +73,11 @@ func (w *World) TrustCodexHooks(dir string, ours func(command string) bool) []Co
 		w.t.Fatal(err)
 	}
 	return trusted
+}
+
+// codexHookCommand reports whether a hook command runs intercom's Codex
+// hook: intercom-hook codex EVENT (install's choice when it sits beside
+// intercom, as here) or intercom hook codex EVENT.
+func codexHookCommand(cmd string) bool {
+	return strings.Contains(cmd, "intercom-hook codex ") || strings.Contains(cmd, " hook codex ")
 }

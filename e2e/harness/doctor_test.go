@@ -72,7 +72,7 @@ func TestDoctorRealHarnesses(t *testing.T) {
 		t.Errorf("doctor with untrusted Codex hooks: exit %d ok %v, want 1 false", code, d.OK)
 	}
 
-	w.TrustCodexHooks(dir, func(cmd string) bool { return strings.Contains(cmd, binDir) && strings.Contains(cmd, " hook codex ") })
+	w.TrustCodexHooks(dir, func(cmd string) bool { return strings.Contains(cmd, binDir) && codexHookCommand(cmd) })
 	d, code = doctorRun(t, w, dir)
 	if c := doctorCheck(t, d, "codex", "user", "hooks"); c.Status != "ok" || !strings.Contains(c.Detail, "trusted") {
 		t.Errorf("codex hooks once trusted: %+v", c)

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "harness suite:", err)
 			os.Exit(1)
 		}
-		args := []string{"build", "-race", "-o", dir + "/", "../../cmd/intercom", "../../cmd/intercom-broker"}
+		args := []string{"build", "-race", "-o", dir + "/", "../../cmd/intercom", "../../cmd/intercom-hook", "../../cmd/intercom-broker"}
 		if os.Getenv("HARNESS_NORACE") != "" {
 			args = append([]string{"build"}, args[2:]...)
 		}

@@ -2,6 +2,7 @@ package agentsession
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -32,29 +33,93 @@ func (s Agents) Deliver(ctx context.Context, c *intercom.Client, session string,
 		return Batch{}, err
 	}
 	defer unlock()
-	progPath := filepath.Join(s.dir, "parts-"+session+".json")
-	recorded := loadProgress(progPath)
-	if o.ContinueOnly && recorded == nil {
+	h := s.handover(session)
+	if o.ContinueOnly && h.recorded == nil {
 		return Batch{}, nil
 	}
 	waiting, err := c.Inbox(ctx, session, 0)
 	if err != nil {
 		return Batch{}, err
 	}
-	msgs, prog := pick(waiting, recorded, o)
+	return h.deliver(ctx, c, waiting, o, write)
+}
+
+// Boundary is a hook's report and delivery at a turn boundary: it reports
+// status ("" for none) and hands the waiting messages over as Deliver
+// does, but in one broker request (intercom.Client.Boundary), plus the
+// acknowledgement when something was handed over. held is false, with
+// nothing done, when the session has no holder: the caller joins it (Join)
+// and calls again. A broker that predates the request gets SetState and
+// Deliver's fetch.
+func (s Agents) Boundary(ctx context.Context, c *intercom.Client, session, status string, o DeliverOptions, write func(text string) error) (b Batch, held bool, err error) {
+	unlock, err := s.LockDelivery(ctx, session)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	defer unlock()
+	h := s.handover(session)
+	fetch := !o.ContinueOnly || h.recorded != nil
+	rep, err := c.Boundary(ctx, session, status, fetch)
+	if errors.Is(err, intercom.ErrNoBoundary) {
+		rep, err = oldBoundary(ctx, c, session, status, fetch)
+	}
+	if err != nil || !rep.Held || !fetch {
+		return Batch{}, rep.Held, err
+	}
+	b, err = h.deliver(ctx, c, rep.Messages, o, write)
+	return b, true, err
+}
+
+// oldBoundary is Boundary's request as two, for a broker without it: the
+// state report (a session without a holder refuses it) and the fetch.
+func oldBoundary(ctx context.Context, c *intercom.Client, session, status string, fetch bool) (wire.BoundaryReply, error) {
+	rep := wire.BoundaryReply{Held: true}
+	if status != "" {
+		if _, err := c.SetState(ctx, session, status, nil); err != nil {
+			var we *wire.Error
+			if errors.As(err, &we) && (we.Code == wire.CodePeerOffline || we.Code == wire.CodeNotFound) {
+				return wire.BoundaryReply{}, nil
+			}
+			rep.StateError = err.Error()
+		}
+	}
+	if !fetch {
+		return rep, nil
+	}
+	var err error
+	rep.Messages, err = c.Inbox(ctx, session, 0)
+	return rep, err
+}
+
+// handover is one hand-over in progress under the session's delivery
+// lock: the part delivery recorded beside the bindings, if any.
+type handover struct {
+	session, progPath string
+	recorded          *Progress
+}
+
+func (s Agents) handover(session string) handover {
+	progPath := filepath.Join(s.dir, "parts-"+session+".json")
+	return handover{session: session, progPath: progPath, recorded: loadProgress(progPath)}
+}
+
+// deliver hands waiting over to write (pick, compose) and acknowledges
+// what the written text completes.
+func (h handover) deliver(ctx context.Context, c *intercom.Client, waiting []wire.Message, o DeliverOptions, write func(text string) error) (Batch, error) {
+	msgs, prog := pick(waiting, h.recorded, o)
 	b := compose(msgs, o.Render, prog, o.Limit)
 	if b.Text != "" {
 		if err := write(b.Text); err != nil {
 			return Batch{}, err // nothing acknowledged: handed over again next time
 		}
 	}
-	if b.Progress != nil || recorded != nil {
-		if err := saveProgress(progPath, b.Progress); err != nil {
+	if b.Progress != nil || h.recorded != nil {
+		if err := saveProgress(h.progPath, b.Progress); err != nil {
 			return b, fmt.Errorf("record part delivery: %w", err)
 		}
 	}
 	if len(b.Ack) > 0 {
-		if err := c.AckShown(ctx, session, b.Ack...); err != nil {
+		if err := c.AckShown(ctx, h.session, b.Ack...); err != nil {
 			return b, fmt.Errorf("acknowledge: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/detach"
 	"github.com/intercom-dev/intercom/internal/flock"
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/proctree"
@@ -37,6 +38,27 @@ func (s Agents) Join(ctx context.Context, c *intercom.Client, home string, p pro
 		return Binding{}, err
 	}
 	defer unlock()
+	b, err := s.bindLocked(p, r)
+	if err != nil {
+		return b, err
+	}
+	return b, ensureHeld(ctx, c, home, b, r.Cwd)
+}
+
+// Bind is Join without making sure the session is held: the binding of
+// harness p after r, saved. A hook binds, learns from its boundary request
+// whether the session is held (Boundary), and joins only when it is not.
+func (s Agents) Bind(ctx context.Context, p proctree.Proc, r Request) (Binding, error) {
+	unlock, err := lockFile(ctx, s.dir, p.Key()+".lock")
+	if err != nil {
+		return Binding{}, err
+	}
+	defer unlock()
+	return s.bindLocked(p, r)
+}
+
+// bindLocked is Bind under the binding's lock.
+func (s Agents) bindLocked(p proctree.Proc, r Request) (Binding, error) {
 	b, ok := s.Load(p)
 	before := b
 	if !ok {
@@ -52,7 +74,7 @@ func (s Agents) Join(ctx context.Context, c *intercom.Client, home string, p pro
 			return b, err
 		}
 	}
-	return b, ensureHeld(ctx, c, home, b, r.Cwd)
+	return b, nil
 }
 
 // next is binding b after request r (claudeEnv: CLAUDE_CODE_SESSION_ID).
@@ -111,6 +133,7 @@ func ensureHeld(ctx context.Context, c *intercom.Client, home string, b Binding,
 	if err != nil {
 		return fmt.Errorf("start session holder: %w", err)
 	}
+	exe = hookexe.CLI(exe) // intercom-hook has no hold: the intercom beside it
 	args := []string{"hold", "--id", b.Session, "--name", b.Name, "--pid", strconv.Itoa(b.Pid), "--start", strconv.FormatUint(b.Start, 10)}
 	if cwd != "" {
 		args = append(args, "--cwd", cwd)

@@ -178,6 +178,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjStats, b.stats),
 		handle(b, wire.SubjPending, b.pending),
 		handle(b, wire.SubjInbox, b.inbox),
+		handle(b, wire.SubjBoundary, b.boundary), // boundary.go
 		handle(b, wire.SubjForget, b.forget),
 		handle(b, wire.SubjAskCancel, b.askCancel),
 		handle(b, wire.SubjAskWait, b.askWait),

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/install"
 	"github.com/intercom-dev/intercom/internal/schema"
 )
@@ -168,7 +169,7 @@ func scopeRows(ctx context.Context, r *runner, scope string, f finding, row func
 	case len(f.missing) > 0:
 		out = append(out, row(scope, "installed", Fail, "incomplete: no "+strings.Join(f.missing, ", "), f.fix, files))
 	default:
-		out = append(out, row(scope, "installed", OK, "intercom "+strings.Join(slices.Compact(f.programs), ", "), "", files))
+		out = append(out, row(scope, "installed", OK, "intercom "+strings.Join(slices.Compact(f.programs), ", ")+oldHooks(f), "", files))
 	}
 	if f.hooks != nil {
 		status, detail, fix := f.hooks(ctx, r)
@@ -219,6 +220,21 @@ func samePath(a, b string) bool {
 func scopeFlag(project bool) string {
 	if project {
 		return " --project"
+	}
+	return ""
+}
+
+// oldHooks is a note for hooks that run `intercom hook` while intercom-hook,
+// the same hook in a cheaper process, sits beside that intercom (hooks an
+// older release installed): installing again switches them.
+func oldHooks(f finding) string {
+	if f.hooks == nil || slices.ContainsFunc(f.programs, hookexe.Is) {
+		return ""
+	}
+	for _, p := range f.programs {
+		if _, ok := hookexe.Beside(p); ok {
+			return "; the hooks run `intercom hook`: install again to run " + hookexe.Name + " beside it (a cheaper process)"
+		}
 	}
 	return ""
 }

@@ -60,8 +60,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// hook is a call in progress: the agent's session joined, its messages
-// handed over by agentsession.Deliver, each answer written to out.
+// hook is a call in progress: the agent's session bound, its state
+// reported and its messages handed over at the boundary
+// (agentsession.Boundary: one broker request, plus the acknowledgement of
+// what was handed over), each answer written to out.
 type hook struct {
 	call    Call
 	c       *intercom.Client
@@ -69,6 +71,7 @@ type hook struct {
 	session string
 	opts    agentsession.DeliverOptions
 	out     io.Writer
+	join    func() error // start the session's holder (agentsession.Join)
 }
 
 func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
@@ -92,10 +95,11 @@ func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b, err := store.Join(ctx, c, c.Home(), harness, agentsession.Request{
+	req := agentsession.Request{
 		Harness: call.Harness, HarnessSession: in.SessionID, FromHook: true,
 		Name: os.Getenv("INTERCOM_NAME"), Cwd: in.Cwd,
-	})
+	}
+	b, err := store.Bind(ctx, harness, req)
 	if err != nil {
 		return err
 	}
@@ -103,24 +107,41 @@ func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
 		opts: agentsession.DeliverOptions{
 			Render: func(m wire.Message) string { return render.ForAgent(m, env.ReplyHint) },
 			Limit:  MaxContext,
-		}}
+		},
+		join: func() error { _, err := store.Join(ctx, c, c.Home(), harness, req); return err },
+	}
 	switch event {
 	case SessionStart:
 		return h.sessionStart(ctx, agentsession.Intro(b))
 	case UserPromptSubmit:
-		h.state(ctx, "thinking")
-		return h.deliverContext(ctx)
+		return h.deliverContext(ctx, "thinking")
 	case PostToolUse:
 		tool := strings.ReplaceAll(in.ToolName, " ", "_")
 		if tool == "" {
 			tool = "unknown"
 		}
-		h.state(ctx, "tool:"+tool)
-		return h.deliverContext(ctx)
+		return h.deliverContext(ctx, "tool:"+tool)
 	case Stop:
 		return h.stop(ctx, in.StopHookActive)
 	}
 	return nil
+}
+
+// boundary reports state s and hands the waiting messages over to write
+// (agentsession.Boundary); when the session has no holder it starts one
+// (join) and tries again.
+func (h *hook) boundary(ctx context.Context, s string, opts agentsession.DeliverOptions, write func(string) error) error {
+	_, held, err := h.store.Boundary(ctx, h.c, h.session, s, opts, write)
+	if err != nil || held {
+		return err
+	}
+	if err := h.join(); err != nil {
+		return err
+	}
+	if _, held, err = h.store.Boundary(ctx, h.c, h.session, s, opts, write); err == nil && !held {
+		err = fmt.Errorf("session %s has no holder even after starting one", h.session)
+	}
+	return err
 }
 
 // state reports the agent's state; a failure only costs the report.
@@ -133,18 +154,17 @@ func (h *hook) context(text string) error {
 	return err
 }
 
-// deliverContext hands the waiting messages over as context.
-func (h *hook) deliverContext(ctx context.Context) error {
-	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, h.context)
-	return err
+// deliverContext reports state s and hands the waiting messages over as
+// context.
+func (h *hook) deliverContext(ctx context.Context, s string) error {
+	return h.boundary(ctx, s, h.opts, h.context)
 }
 
 // sessionStart reports idle and tells the model intro, with the messages
 // that wait, if any, in the same answer.
 func (h *hook) sessionStart(ctx context.Context, intro string) error {
-	h.state(ctx, "idle")
 	wrote := false
-	_, err := h.store.Deliver(ctx, h.c, h.session, h.opts, func(text string) error {
+	err := h.boundary(ctx, "idle", h.opts, func(text string) error {
 		wrote = true
 		return h.context(intro + "\n\n" + text)
 	})
@@ -161,7 +181,6 @@ func (h *hook) sessionStart(ctx context.Context, intro string) error {
 // number of times. With Hold and nothing waking, it waits for a waking
 // message up to Hold.
 func (h *hook) stop(ctx context.Context, active bool) error {
-	h.state(ctx, "idle")
 	opts := h.opts
 	opts.WakeOnly, opts.ContinueOnly = true, active
 	blocked := false
@@ -170,7 +189,7 @@ func (h *hook) stop(ctx context.Context, active bool) error {
 		_, err := h.out.Write(StopOutput(h.call.Harness, text))
 		return err
 	}
-	_, err := h.store.Deliver(ctx, h.c, h.session, opts, block)
+	err := h.boundary(ctx, "idle", opts, block)
 	if err == nil && !blocked && h.call.Hold > 0 && !active {
 		err = h.holdForWake(ctx, opts, block, func() bool { return blocked })
 	}

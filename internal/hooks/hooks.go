@@ -2,9 +2,11 @@
 // (Gemini's take the same JSON under other event names). hooks.go speaks
 // their contract: the JSON a harness writes on a hook's stdin and the JSON
 // a hook answers with (extra context for the model, or a Stop block).
-// answer.go is the one workflow of a hook call: join the agent's session,
-// report its state, and hand waiting messages over (agentsession.Deliver
-// chooses and composes them) as the answer the event takes.
+// answer.go is the one workflow of a hook call: bind the agent's session,
+// report its state and hand waiting messages over (agentsession.Boundary
+// chooses and composes them) as the answer the event takes, in one broker
+// request (and the acknowledgement of what it handed over), starting the
+// session's holder when it has none.
 package hooks
 
 import (
@@ -23,6 +25,19 @@ const (
 	PostToolUse      = "PostToolUse"
 	Stop             = "Stop"
 )
+
+// PreToolUse is the pre-tool event, answered apart from Events: whether a
+// file-editing tool call may run (reservations), and nothing else.
+// GeminiBeforeTool is Gemini CLI's name of it.
+const (
+	PreToolUse       = "PreToolUse"
+	GeminiBeforeTool = "BeforeTool"
+)
+
+// IsPreTool reports whether harness's event is the pre-tool event.
+func IsPreTool(harness, event string) bool {
+	return event == PreToolUse || (harness == "gemini" && event == GeminiBeforeTool)
+}
 
 // Events lists the hook events intercom answers, in install order.
 var Events = []string{SessionStart, UserPromptSubmit, PostToolUse, Stop}

@@ -13,22 +13,10 @@ func TestInspectReadsBackInstall(t *testing.T) {
 	for _, harness := range []string{"claude", "codex"} {
 		t.Run(harness, func(t *testing.T) {
 			tg := Target{Harness: harness, Home: t.TempDir(), Command: "/opt/inter com/intercom"}
-			apply := func(add bool) {
-				t.Helper()
-				plans, err := Plans(tg, add)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range plans {
-					if _, err := Apply(p); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
 			if in := Inspect(tg); in.Any() || in.HooksExists || in.MCPExists {
 				t.Fatalf("before install: %+v", in)
 			}
-			apply(true)
+			applyPlans(t, tg, true)
 			in := Inspect(tg)
 			if in.HooksErr != nil || in.MCPErr != nil || len(in.MissingHooks()) > 0 || in.MCP == nil {
 				t.Fatalf("after install: %+v", in)
@@ -51,7 +39,7 @@ func TestInspectReadsBackInstall(t *testing.T) {
 					t.Errorf("codex features.hooks %v env_vars %v", in.HooksFeature, in.MCP.EnvVars)
 				}
 			}
-			apply(false)
+			applyPlans(t, tg, false)
 			if in := Inspect(tg); in.Any() {
 				t.Errorf("after uninstall: %+v", in)
 			}
@@ -67,5 +55,19 @@ func TestInspectReadsBackInstall(t *testing.T) {
 				t.Errorf("malformed %s: %+v", hooksFile, in)
 			}
 		})
+	}
+}
+
+// applyPlans applies Plans(tg, add), failing the test on any error.
+func applyPlans(t *testing.T, tg Target, add bool) {
+	t.Helper()
+	plans, err := Plans(tg, add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if _, err := Apply(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

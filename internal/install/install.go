@@ -19,6 +19,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/bounded"
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/reservations"
 )
@@ -49,6 +50,10 @@ type Target struct {
 	// long for a waking message (`intercom hook gemini AfterAgent --hold`).
 	GeminiHold time.Duration
 	Command    string // absolute path of the intercom binary
+	// HookCommand is the absolute path of intercom-hook (internal/hookexe)
+	// when it sits beside Command: the hooks then run it, for a cheaper
+	// process; "" runs `Command hook`.
+	HookCommand string
 	// ConfigDir is OpenCode's user config directory (OpenCodeDir); "" for
 	// ~/.config/opencode.
 	ConfigDir string
@@ -73,6 +78,9 @@ func (t Target) files() (hooksFile, mcpFile string) {
 
 func (t Target) hookCommand(event string) string {
 	cmd := fmt.Sprintf("%s hook %s %s", quote(t.Command), t.Harness, event)
+	if t.HookCommand != "" {
+		cmd = fmt.Sprintf("%s %s %s", quote(t.HookCommand), t.Harness, event)
+	}
 	if t.holds(event) {
 		cmd += " --hold " + t.GeminiHold.String()
 	}
@@ -86,8 +94,12 @@ func quote(s string) string {
 	return s
 }
 
-// ours reports whether a hook command was written by install.
+// ours reports whether a hook command was written by install: one that
+// runs `intercom hook HARNESS`, intercom-hook HARNESS, or the rewake wait.
 func (t Target) ours(cmd string) bool {
+	if hookexe.Is(HookBinary(cmd)) {
+		return strings.Contains(cmd, " "+t.Harness+" ")
+	}
 	return strings.Contains(cmd, "intercom") && (strings.Contains(cmd, " hook "+t.Harness+" ") || strings.Contains(cmd, " wait --rewake"))
 }
 

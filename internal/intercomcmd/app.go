@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"reflect"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/intercom-dev/intercom/internal/config"
-	"github.com/intercom-dev/intercom/internal/hooks"
+	"github.com/intercom-dev/intercom/internal/hookcmd"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/render"
@@ -96,10 +94,18 @@ const description = "Find and talk to the other agent sessions on this machine.\
 
 // Main runs the CLI and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c CLI
-	if hookArgs(args, &c) {
-		return run(ctx, &c, "hook "+args[1]+" "+args[2], stdin, stdout, stderr, func(e *env) error { return c.Hook.Run(e) })
+	// `intercom hook HARNESS EVENT [--hold DUR]`, as the harnesses run it at
+	// every tool call of every agent, skips building the command tree
+	// (kong.New reflects over every command and flag, a quarter of a hook
+	// process's CPU); the global flags come from their environment
+	// variables. Any other form goes through kong.
+	if len(args) > 0 && args[0] == "hook" {
+		if call, ok := hookcmd.Args(args[1:]); ok {
+			hookcmd.Run(ctx, call, hookcmd.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+			return 0
+		}
 	}
+	var c CLI
 	return kongrun.Run("intercom", &c, args, stdout, stderr, []kong.Option{
 		kong.Name("intercom"),
 		kong.Description(description),
@@ -125,6 +131,9 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 		level = slog.LevelDebug
 	}
 	e.log = slog.New(render.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	if strings.HasPrefix(command, "hook ") { // it loads the config itself (internal/hookcmd)
+		return e.report(do(e))
+	}
 	if err := e.loadConfig(); err != nil {
 		if strings.HasPrefix(command, "doctor") { // doctor reports it as a check
 			e.configErr = err
@@ -132,35 +141,12 @@ func run(ctx context.Context, c *CLI, command string, stdin io.Reader, stdout, s
 		}
 		if hookLike(command, c) { // a hook never blocks the agent
 			fmt.Fprintf(stderr, "intercom %s: %s (did nothing)\n", strings.Fields(command)[0], render.OneLine(err.Error()))
-			if strings.HasPrefix(command, "hook ") && c.Hook.Harness == "gemini" {
-				_, _ = stdout.Write(hooks.Empty) // Gemini CLI shows stderr when stdout is empty
-			}
 			return 0
 		}
 		return e.report(err)
 	}
 	e.joinAgent(command)
 	return e.report(do(e))
-}
-
-// hookArgs parses `intercom hook HARNESS EVENT`, given exactly so (as the
-// harnesses run it, at every tool call of every agent), into c without
-// building the whole command tree: kong.New reflects over every command and
-// flag, a quarter of a hook process's CPU. The global flags
-// come from their environment variables (the env tags), as kong reads
-// them; any other form goes through kong.
-func hookArgs(args []string, c *CLI) bool {
-	if len(args) != 3 || args[0] != "hook" || strings.HasPrefix(args[1], "-") || strings.HasPrefix(args[2], "-") {
-		return false
-	}
-	t, v := reflect.TypeOf(c.Globals), reflect.ValueOf(&c.Globals).Elem()
-	for i := range t.NumField() {
-		if name := t.Field(i).Tag.Get("env"); name != "" && v.Field(i).Kind() == reflect.String {
-			v.Field(i).SetString(os.Getenv(name))
-		}
-	}
-	c.Hook.Harness, c.Hook.Event = args[1], args[2]
-	return true
 }
 
 // streaming names the commands that write to stdout as they go: they print

@@ -1,11 +1,9 @@
 package intercomcmd
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/render"
-
+	"github.com/intercom-dev/intercom/internal/hookcmd"
 	"github.com/intercom-dev/intercom/internal/hooks"
 )
 
@@ -49,17 +47,12 @@ Examples:
   echo '{"session_id":"abc","hook_event_name":"AfterTool","tool_name":"run_shell_command","cwd":"/src"}' | intercom hook gemini AfterTool`
 }
 
-// Run answers the hook (hooks.Run). It always returns nil: a hook must
-// never break the agent's turn, so every problem is one line on stderr.
+// Run answers the hook (internal/hookcmd, which intercom-hook runs too).
+// It always returns nil: a hook must never break the agent's turn, so
+// every problem is one line on stderr.
 func (h *HookCmd) Run(e *env) error {
-	if h.preTool() {
-		if err := h.preToolUse(e); err != nil { // reservations (pretool.go)
-			fmt.Fprintf(e.stderr, "intercom hook %s %s: %s\n", h.Harness, h.Event, render.OneLine(err.Error()))
-		}
-		return nil
-	}
-	hooks.Run(e.ctx, hooks.Call{Harness: h.Harness, Event: h.Event, Hold: h.Hold}, hooks.Env{
-		Connect: e.connectHome, ReplyHint: e.cfg.ReplyHint,
+	hookcmd.Run(e.ctx, hooks.Call{Harness: h.Harness, Event: h.Event, Hold: h.Hold}, hookcmd.Env{
+		Home: e.g.Home, Socket: e.g.Socket, Verbose: e.g.Verbose,
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 	})
 	return nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/install"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/schema"
@@ -81,6 +82,9 @@ func (i *InstallCmd) target() (install.Target, error) {
 		return install.Target{}, kongrun.Usagef("--hold is for gemini only (Claude Code wakes through its asyncRewake hook)")
 	}
 	t := install.Target{Harness: i.Harness, Home: home, GeminiHome: os.Getenv("GEMINI_CLI_HOME"), GeminiHold: i.Hold, Command: exe}
+	if hook, ok := hookexe.Beside(exe); ok { // the cheaper hook process (internal/hookexe)
+		t.HookCommand = hook
+	}
 	if i.Harness == "opencode" {
 		t.ConfigDir = install.OpenCodeDir(os.Getenv, home)
 	}

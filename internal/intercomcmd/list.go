@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/intercom-dev/intercom/internal/render"
+	"github.com/intercom-dev/intercom/internal/render/sessiontable"
 	"github.com/intercom-dev/intercom/internal/schema"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -67,7 +68,7 @@ func (e *env) sessions(c *intercom.Client, o intercom.ListOptions) (string, []wi
 // (colour unless NO_COLOR), else in the line format agents and scripts read.
 func (e *env) printSessions(rows []wire.Session) {
 	if tty.Is(e.stdout) {
-		render.SessionTable(e.stdout, rows, render.TableOptions{Colour: tty.Colour(e.stdout), Width: tty.Width(e.stdout)})
+		sessiontable.Print(e.stdout, rows, sessiontable.Options{Colour: tty.Colour(e.stdout), Width: tty.Width(e.stdout)})
 		return
 	}
 	render.Sessions(e.stdout, rows)

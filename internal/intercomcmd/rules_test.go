@@ -11,40 +11,6 @@ import (
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-func TestHookArgsTakesOnlyTheExactHookForm(t *testing.T) {
-	t.Setenv("INTERCOM_SESSION", "worker")
-	t.Setenv("INTERCOM_HOME", "/tmp/h")
-	t.Setenv("INTERCOM_SOCKET", "")
-	for _, tc := range []struct {
-		args []string
-		ok   bool
-	}{
-		{[]string{"hook", "claude", "PostToolUse"}, true},
-		{[]string{"hook", "gemini", "AfterTool"}, true},
-		{[]string{"hook", "claude"}, false},
-		{[]string{"hook", "claude", "PostToolUse", "extra"}, false},
-		{[]string{"hook", "--help", "PostToolUse"}, false},
-		{[]string{"hook", "claude", "--hold"}, false},
-		{[]string{"send", "claude", "PostToolUse"}, false},
-		{nil, false},
-	} {
-		var c CLI
-		if got := hookArgs(tc.args, &c); got != tc.ok {
-			t.Errorf("hookArgs(%q) = %v, want %v", tc.args, got, tc.ok)
-			continue
-		}
-		if !tc.ok {
-			continue
-		}
-		if c.Hook.Harness != tc.args[1] || c.Hook.Event != tc.args[2] {
-			t.Errorf("hookArgs(%q) set harness %q, event %q", tc.args, c.Hook.Harness, c.Hook.Event)
-		}
-		if c.Globals.Session != "worker" || c.Globals.Home != "/tmp/h" || c.Globals.Socket != "" {
-			t.Errorf("hookArgs(%q) globals %+v, want them from the environment", tc.args, c.Globals)
-		}
-	}
-}
-
 func TestHookLike(t *testing.T) {
 	rewake := &CLI{}
 	rewake.Wait.Rewake = true

@@ -152,19 +152,25 @@ func (c *Client) inbox(ctx context.Context, req wire.InboxRequest) ([]wire.Messa
 	if err != nil {
 		return nil, err
 	}
-	owed := c.journalList(req.SessionID)
+	return c.withoutOwed(req.SessionID, res.Messages), nil
+}
+
+// withoutOwed is msgs without those whose ack sid still owes (journaled):
+// they were shown already.
+func (c *Client) withoutOwed(sid string, msgs []wire.Message) []wire.Message {
+	owed := c.journalList(sid)
 	if len(owed) == 0 {
-		return res.Messages, nil
+		return msgs
 	}
 	skip := make(map[string]bool, len(owed))
 	for _, id := range owed {
 		skip[id] = true
 	}
-	out := res.Messages[:0]
-	for _, m := range res.Messages {
+	out := msgs[:0]
+	for _, m := range msgs {
 		if !skip[m.ID] {
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -129,19 +129,10 @@ func decodeListFast(data []byte) (Reply[ListReply], bool) {
 	}
 	p := listParsers.Get()
 	defer listParsers.Put(p)
-	v, err := p.ParseBytes(data)
-	if err != nil {
+	resObj, ok := resultObject(p, data)
+	if !ok {
 		return Reply[ListReply]{}, false
 	}
-	env, err := v.Object()
-	if err != nil || env.Len() != 1 {
-		return Reply[ListReply]{}, false
-	}
-	res := env.Get("result")
-	if res == nil || res.Type() != fastjson.TypeObject {
-		return Reply[ListReply]{}, false
-	}
-	resObj, _ := res.Object()
 	rows := resObj.Get("sessions")
 	if resObj.Len() != 1 || rows == nil || rows.Type() != fastjson.TypeArray {
 		return Reply[ListReply]{}, false
@@ -155,6 +146,25 @@ func decodeListFast(data []byte) (Reply[ListReply], bool) {
 		}
 	}
 	return Reply[ListReply]{Result: &ListReply{Sessions: out}}, true
+}
+
+// resultObject parses data with p and returns the object of a reply
+// envelope that holds nothing but "result"; false for any other shape.
+func resultObject(p *fastjson.Parser, data []byte) (*fastjson.Object, bool) {
+	v, err := p.ParseBytes(data)
+	if err != nil {
+		return nil, false
+	}
+	env, err := v.Object()
+	if err != nil || env.Len() != 1 {
+		return nil, false
+	}
+	res := env.Get("result")
+	if res == nil || res.Type() != fastjson.TypeObject {
+		return nil, false
+	}
+	obj, _ := res.Object()
+	return obj, true
 }
 
 // decodeSession reads one row; false for anything but an object of known

@@ -1,4 +1,4 @@
-package render
+package sessiontable
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -23,7 +24,7 @@ func sampleRows() []wire.Session {
 func TestSessionTablePlain(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	SessionTable(&b, sampleRows(), TableOptions{})
+	Print(&b, sampleRows(), Options{})
 	out := b.String()
 	if strings.Contains(out, "\x1b[") {
 		t.Fatalf("plain table has escape codes:\n%q", out)
@@ -56,7 +57,7 @@ func TestSessionTablePlain(t *testing.T) {
 func TestSessionTableColourAndWidth(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	SessionTable(&b, sampleRows(), TableOptions{Colour: true, Width: 50})
+	Print(&b, sampleRows(), Options{Colour: true, Width: 50})
 	out := b.String()
 	if !strings.Contains(out, "\x1b[") {
 		t.Fatalf("colour table has no escape codes:\n%q", out)
@@ -71,7 +72,7 @@ func TestSessionTableColourAndWidth(t *testing.T) {
 func TestSessionTableEmpty(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	SessionTable(&b, nil, TableOptions{})
+	Print(&b, nil, Options{})
 	if !strings.Contains(b.String(), "No sessions") {
 		t.Fatalf("empty table: %q", b.String())
 	}
@@ -85,7 +86,7 @@ func TestSessionTableUnreachable(t *testing.T) {
 	t.Parallel()
 	rows := []wire.Session{{ID: "dddddddd4444@beta", Name: "b1@beta", Target: "b1@beta", Status: "idle", State: wire.StateUnreachable, Host: "beta"}}
 	var b bytes.Buffer
-	SessionTable(&b, rows, TableOptions{})
+	Print(&b, rows, Options{})
 	out := b.String()
 	if !strings.Contains(strings.Split(out, "\n")[1], "unreachable") || strings.Contains(out, "disconnected") {
 		t.Fatalf("table of a cut host's session:\n%s", out)
@@ -93,7 +94,7 @@ func TestSessionTableUnreachable(t *testing.T) {
 	if n := strings.Count(out, "link is down"); n != 1 {
 		t.Fatalf("the unreachable note %d times, want 1:\n%s", n, out)
 	}
-	if got := ShownStatus(rows[0]); got != "unreachable" {
+	if got := render.ShownStatus(rows[0]); got != "unreachable" {
 		t.Fatalf("ShownStatus = %q, want unreachable", got)
 	}
 }

@@ -1,4 +1,7 @@
-package render
+// Package sessiontable prints the session table for a person's terminal
+// (intercom list, status), apart from package render so that the hook
+// path, which renders for agents only, does not link lipgloss.
+package sessiontable
 
 import (
 	"fmt"
@@ -10,11 +13,12 @@ import (
 	"charm.land/lipgloss/v2/table"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
-// TableOptions say how a person's terminal takes a table.
-type TableOptions struct {
+// Options say how a person's terminal takes a table.
+type Options struct {
 	Colour bool // styles (bold header, dim disconnected rows, coloured status)
 	Width  int  // terminal columns; 0: unknown, no limit
 }
@@ -22,7 +26,7 @@ type TableOptions struct {
 // SessionTable prints list/status rows for a person: one aligned row per
 // session (name, target, status, project, pending asks, last intercom
 // activity), this session marked, then the delivery guidance once.
-func SessionTable(w io.Writer, rows []wire.Session, o TableOptions) {
+func Print(w io.Writer, rows []wire.Session, o Options) {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "No sessions. Start one with: intercom attach --name NAME")
 		return
@@ -37,7 +41,7 @@ func SessionTable(w io.Writer, rows []wire.Session, o TableOptions) {
 		if r.Self {
 			name, self = name+" *", true
 		}
-		status := ShownStatus(r)
+		status := render.ShownStatus(r)
 		switch {
 		case r.State == wire.StateUnreachable:
 			unreachable = true
@@ -46,7 +50,7 @@ func SessionTable(w io.Writer, rows []wire.Session, o TableOptions) {
 		case !r.AcceptsAsks:
 			busy = true
 		}
-		t.Row(name, r.Target, status, projectName(r.Project), fmt.Sprint(r.PendingAsks), Ago(r.LastIntercomActivity))
+		t.Row(name, r.Target, status, projectName(r.Project), fmt.Sprint(r.PendingAsks), render.Ago(r.LastIntercomActivity))
 	}
 	t.StyleFunc(func(row, col int) lipgloss.Style {
 		base := st.cell
