@@ -50,6 +50,7 @@ type Store struct {
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 	filter *keyFilter            // keys it may hold under the probed prefixes (filter.go)
 	index  *msgIndex             // where each stored message is, by id (msgindex.go)
+	boxes  *msgBoxes             // the message log's layout in memory (msglog.go)
 	maint  *maintainer           // compaction and value-log collection (maintain.go)
 	wrote  chan struct{}         // one pending signal after commits (Written)
 }
@@ -101,7 +102,7 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), index: newMsgIndex(), wrote: make(chan struct{}, 1)}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), index: newMsgIndex(), boxes: newMsgBoxes(), wrote: make(chan struct{}, 1)}
 	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
@@ -138,10 +139,14 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	var txn *Txn
 	err := s.db.Update(func(t *badger.Txn) error {
-		txn = &Txn{t: t, f: s.filter, x: s.index, log: s.log}
-		return fn(txn)
+		txn = &Txn{t: t, f: s.filter, x: s.index, boxes: s.boxes, log: s.log}
+		if err := fn(txn); err != nil {
+			return err
+		}
+		return txn.flushLog()
 	})
 	if err == nil {
+		s.boxes.apply(txn.ml)
 		s.index.apply(txn.idx)
 		s.maint.written()
 		select {
@@ -187,7 +192,9 @@ func (s *Store) CheckSpace(need int64) error {
 
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter, x: s.index, log: s.log}) })
+	return s.db.View(func(t *badger.Txn) error {
+		return fn(&Txn{t: t, f: s.filter, x: s.index, boxes: s.boxes, log: s.log})
+	})
 }
 
 // Close stops background work and closes the database. It is idempotent.
