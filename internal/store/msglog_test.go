@@ -246,3 +246,26 @@ func TestMessageLogLargeCommitSplits(t *testing.T) {
 		t.Fatalf("inbox after reopen %q", got)
 	}
 }
+
+// TestMessageBytesAtReadsTheLog: the stored encoding of a message (what
+// the history keeps) reads from its log entry, committed or not yet.
+func TestMessageBytesAtReadsTheLog(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t)
+	putMessages(t, s, "s", 1, 2)
+	update(t, s, func(txn *Txn) error {
+		if err := txn.PutMessage(InboxSlot("s", 3), &wire.Message{ID: "m3", Seq: 3}); err != nil {
+			return err
+		}
+		for _, seq := range []uint64{2, 3} {
+			v, err := txn.MessageBytesAt(InboxSlot("s", seq))
+			if err != nil || !strings.Contains(string(v), fmt.Sprintf(`"id":"m%d"`, seq)) {
+				t.Errorf("MessageBytesAt(%d) = %s, %v", seq, v, err)
+			}
+		}
+		if _, err := txn.MessageBytesAt(InboxSlot("s", 9)); err != ErrNotFound {
+			t.Errorf("MessageBytesAt of an empty slot: %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+}
