@@ -12,14 +12,16 @@ import (
 )
 
 // Messages: every stored, unacknowledged message waits in a slot, either in
-// the inbox of a local session or in the outbox of a bridged host, under
+// the inbox of a local session or in the outbox of a bridged host, named
 //
 //	inbox/<session>/<seq>   outbox/<host>/<seq>
 //
-// (<seq> zero-padded to 20 digits, so a box reads in sequence order), its
-// value the wire.Message as JSON (goccy/go-json, which encodes it as
-// encoding/json does). Where each message is, by id, is the message index
-// (msgindex.go), rebuilt at Open from the messages themselves.
+// (<seq> zero-padded to 20 digits; a box reads in sequence order), as the
+// wire.Message in JSON (goccy/go-json, which encodes it as encoding/json
+// does). Since format 3 a slot is not a key: the messages of one commit are
+// one entry of the message log (msglog.go), each recorded with its slot's
+// name. Where each message is, by id, is the message index (msgindex.go);
+// both are rebuilt at Open from the log.
 
 const (
 	inboxesPrefix  = "inbox/"
@@ -72,8 +74,6 @@ func boxKey(prefix, owner string, seq uint64) string {
 	}
 	return string(b)
 }
-func inboxPrefix(sid string) string   { return inboxesPrefix + sid + "/" }
-func outboxPrefix(host string) string { return outboxesPrefix + host + "/" }
 
 // parseSlot reads an inbox or outbox key.
 func parseSlot(key string) (Slot, bool) {
@@ -214,7 +214,7 @@ func (t *Txn) scanBox(b boxID, fn func(Slot, []byte) bool) error {
 		}
 		if !put {
 			if val == nil || entry != l.ref.n {
-				v, err := t.Get(logKey(l.ref.n))
+				v, err := t.logEntry(l.ref.n)
 				if err == ErrNotFound {
 					return true, nil // removed meanwhile, or newer than this snapshot
 				}

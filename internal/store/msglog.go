@@ -31,7 +31,12 @@ import (
 const (
 	logPrefix     = "mlog/"
 	logAckPrefix  = "mack/"
-	logEntryLimit = 512 << 10 // bytes of records per log entry (under Badger's value threshold)
+	logEntryLimit = 64 << 10 // bytes of records per log entry, about
+	// logCacheBytes: the values of recent log entries kept in memory, so
+	// that an ack (the history's copy, a trace) reads its message without
+	// Badger copying the whole entry out; entries are never rewritten, so
+	// a cached value is right for as long as the entry lives.
+	logCacheBytes = 8 << 20
 )
 
 func logKey(n uint64) string { return numKey(logPrefix, n) }
@@ -177,10 +182,52 @@ type msgBoxes struct {
 	boxes   map[boxID]*box
 	entries map[uint64]*logEntry
 	next    uint64 // the next log entry or ack record number (under mu)
+	// cache: values of log entries by number, at most logCacheBytes, the
+	// oldest dropped first
+	cache      map[uint64][]byte
+	cacheOrder []uint64
+	cacheSize  int
 }
 
 func newMsgBoxes() *msgBoxes {
-	return &msgBoxes{slots: map[Slot]liveMsg{}, boxes: map[boxID]*box{}, entries: map[uint64]*logEntry{}, next: 1}
+	return &msgBoxes{slots: map[Slot]liveMsg{}, boxes: map[boxID]*box{}, entries: map[uint64]*logEntry{}, next: 1, cache: map[uint64][]byte{}}
+}
+
+func (x *msgBoxes) cached(n uint64) []byte {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.cache[n]
+}
+
+func (x *msgBoxes) remember(n uint64, v []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.rememberLocked(n, v)
+}
+
+func (x *msgBoxes) rememberLocked(n uint64, v []byte) {
+	if _, ok := x.cache[n]; ok || len(v) > logCacheBytes/4 {
+		return
+	}
+	x.cache[n] = v
+	x.cacheOrder = append(x.cacheOrder, n)
+	x.cacheSize += len(v)
+	for x.cacheSize > logCacheBytes && len(x.cacheOrder) > 0 {
+		x.forgetLocked(x.cacheOrder[0])
+		x.cacheOrder = x.cacheOrder[1:]
+	}
+	if len(x.cacheOrder) > 64 && cap(x.cacheOrder) > 4*len(x.cacheOrder) {
+		x.cacheOrder = append([]uint64(nil), x.cacheOrder...)
+	}
+}
+
+// forgetLocked drops entry n's value from the cache (its place in
+// cacheOrder stays until it comes first).
+func (x *msgBoxes) forgetLocked(n uint64) {
+	if v, ok := x.cache[n]; ok {
+		x.cacheSize -= len(v)
+		delete(x.cache, n)
+	}
 }
 
 func (x *msgBoxes) number() uint64 {
@@ -320,6 +367,8 @@ type txnLog struct {
 	gone    map[Slot]liveMsg  // stored messages this transaction removed
 	written map[Slot]liveMsg  // set by flush: where each put went
 	entries map[uint64]int32  // set by flush: the new entries and their sizes
+	values  [][]byte          // set by flush: the new entries' values
+	numbers []uint64          // set by flush: their numbers
 	acks    map[uint64]uint64 // set by flush: entry -> the ack record written
 	deleted map[uint64]bool   // set by flush: entries deleted
 }
@@ -387,22 +436,37 @@ func (t *Txn) readRecord(at Slot) ([]byte, error) {
 	if put {
 		return data, nil
 	}
-	item, err := t.t.Get([]byte(logKey(l.ref.n)))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound // removed meanwhile, or newer than this snapshot
-	}
+	v, err := t.logEntry(l.ref.n)
 	if err != nil {
 		return nil, err
 	}
-	var out []byte
-	found := false
-	if err := item.Value(func(v []byte) error { out, found = recordAt(v, int(l.ref.i)); return nil }); err != nil {
-		return nil, err
-	}
+	out, found := recordAt(v, int(l.ref.i))
 	if !found {
 		return nil, fmt.Errorf("log entry %d has no record %d: %w", l.ref.n, l.ref.i, ErrUnreadable)
 	}
 	return out, nil
+}
+
+// logEntry returns the value of log entry n (not to be changed), from the
+// cache or else from Badger (then cached); ErrNotFound when it is gone, or
+// newer than this transaction's snapshot.
+func (t *Txn) logEntry(n uint64) ([]byte, error) {
+	if v := t.boxes.cached(n); v != nil {
+		return v, nil
+	}
+	item, err := t.t.Get([]byte(logKey(n)))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	t.boxes.remember(n, v)
+	return v, nil
 }
 
 // flushLog writes the transaction's log changes: its stored messages as
@@ -414,6 +478,7 @@ func (t *Txn) flushLog() error {
 		return nil
 	}
 	ml.written, ml.entries, ml.acks, ml.deleted = map[Slot]liveMsg{}, map[uint64]int32{}, map[uint64]uint64{}, map[uint64]bool{}
+	ml.values, ml.numbers = nil, nil
 	var val []byte
 	var n uint64
 	var count int32
@@ -422,6 +487,7 @@ func (t *Txn) flushLog() error {
 			return nil
 		}
 		ml.entries[n] = count
+		ml.values = append(ml.values, val)
 		err := t.Set(logKey(n), val)
 		val, count = nil, 0
 		return err
@@ -437,6 +503,7 @@ func (t *Txn) flushLog() error {
 		}
 		if count == 0 {
 			n = t.boxes.number()
+			ml.numbers = append(ml.numbers, n)
 		}
 		val = appendRecord(val, r.at, r.data)
 		ml.written[r.at] = liveMsg{ref: logRef{n: n, i: count}, id: r.id}
@@ -488,6 +555,9 @@ func (x *msgBoxes) apply(ml *txnLog) {
 	for n, total := range ml.entries {
 		x.entries[n] = &logEntry{total: total, removed: map[int32]struct{}{}}
 	}
+	for i, n := range ml.numbers {
+		x.rememberLocked(n, ml.values[i])
+	}
 	for at, l := range ml.written {
 		x.addLocked(at, l)
 	}
@@ -506,5 +576,6 @@ func (x *msgBoxes) apply(ml *txnLog) {
 	}
 	for n := range ml.deleted {
 		delete(x.entries, n)
+		x.forgetLocked(n)
 	}
 }
