@@ -206,7 +206,7 @@ func (t *Txn) ScanOutbox(host string, fn func(Slot, wire.Message) bool) error {
 // values of one log entry are read with one lookup.
 func (t *Txn) scanBox(b boxID, fn func(Slot, []byte) bool) error {
 	var entry uint64
-	var val []byte
+	var val *entryValue
 	return t.eachSlot(b, func(at Slot) (bool, error) {
 		data, l, put, ok := t.stored(at)
 		if !ok {
@@ -224,7 +224,7 @@ func (t *Txn) scanBox(b boxID, fn func(Slot, []byte) bool) error {
 				entry, val = l.ref.n, v
 			}
 			var found bool
-			if data, found = recordAt(val, int(l.ref.i)); !found {
+			if data, found = val.record(int(l.ref.i)); !found {
 				return true, nil
 			}
 		}

@@ -2,13 +2,9 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // The message log (format 3): the messages stored by one commit are one
@@ -106,20 +102,6 @@ func eachRecord(v []byte, fn func(i int, key string, data []byte) bool) error {
 	return nil
 }
 
-// recordAt returns a copy of record i of a log entry's value.
-func recordAt(v []byte, i int) ([]byte, bool) {
-	var out []byte
-	found := false
-	_ = eachRecord(v, func(j int, _ string, data []byte) bool {
-		if j == i {
-			out, found = append([]byte(nil), data...), true
-			return false
-		}
-		return true
-	})
-	return out, found
-}
-
 func encodeIndexes(is []int32) []byte {
 	var b []byte
 	for _, i := range is {
@@ -139,224 +121,6 @@ func decodeIndexes(v []byte) ([]int32, error) {
 		v = v[n:]
 	}
 	return out, nil
-}
-
-// logRef is where a stored message is: record i of log entry n.
-type logRef struct {
-	n uint64
-	i int32
-}
-
-type liveMsg struct {
-	ref logRef
-	id  string
-}
-
-type boxID struct {
-	owner  string
-	outbox bool
-}
-
-func boxOf(at Slot) boxID { return boxID{at.Owner, at.Outbox} }
-
-// box holds the sequence numbers of one inbox or outbox in order; a
-// number whose slot is gone from msgBoxes.slots is dead and skipped.
-type box struct {
-	seqs []uint64
-	head int // seqs[:head] are dead
-	dead int // dead entries in seqs[head:]
-}
-
-// logEntry is what the store knows of one log entry.
-type logEntry struct {
-	total   int32
-	removed map[int32]struct{}
-	acks    []uint64 // the k of each of its ack records
-}
-
-// msgBoxes is the in-memory layout of the log: every stored message's
-// slot, each box in order, each entry's removed records.
-type msgBoxes struct {
-	mu      sync.RWMutex
-	slots   map[Slot]liveMsg
-	boxes   map[boxID]*box
-	entries map[uint64]*logEntry
-	next    uint64 // the next log entry or ack record number (under mu)
-	// cache: values of log entries by number, at most logCacheBytes, the
-	// oldest dropped first
-	cache      map[uint64][]byte
-	cacheOrder []uint64
-	cacheSize  int
-}
-
-func newMsgBoxes() *msgBoxes {
-	return &msgBoxes{slots: map[Slot]liveMsg{}, boxes: map[boxID]*box{}, entries: map[uint64]*logEntry{}, next: 1, cache: map[uint64][]byte{}}
-}
-
-func (x *msgBoxes) cached(n uint64) []byte {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.cache[n]
-}
-
-func (x *msgBoxes) remember(n uint64, v []byte) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.rememberLocked(n, v)
-}
-
-func (x *msgBoxes) rememberLocked(n uint64, v []byte) {
-	if _, ok := x.cache[n]; ok || len(v) > logCacheBytes/4 {
-		return
-	}
-	x.cache[n] = v
-	x.cacheOrder = append(x.cacheOrder, n)
-	x.cacheSize += len(v)
-	for x.cacheSize > logCacheBytes && len(x.cacheOrder) > 0 {
-		x.forgetLocked(x.cacheOrder[0])
-		x.cacheOrder = x.cacheOrder[1:]
-	}
-	if len(x.cacheOrder) > 64 && cap(x.cacheOrder) > 4*len(x.cacheOrder) {
-		x.cacheOrder = append([]uint64(nil), x.cacheOrder...)
-	}
-}
-
-// forgetLocked drops entry n's value from the cache (its place in
-// cacheOrder stays until it comes first).
-func (x *msgBoxes) forgetLocked(n uint64) {
-	if v, ok := x.cache[n]; ok {
-		x.cacheSize -= len(v)
-		delete(x.cache, n)
-	}
-}
-
-func (x *msgBoxes) number() uint64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	n := x.next
-	x.next++
-	return n
-}
-
-func (x *msgBoxes) live(at Slot) (liveMsg, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	l, ok := x.slots[at]
-	return l, ok
-}
-
-// removedOf returns a copy of entry n's removed set and its ack records.
-func (x *msgBoxes) removedOf(n uint64) (total int32, removed map[int32]struct{}, acks []uint64, ok bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	e := x.entries[n]
-	if e == nil {
-		return 0, nil, nil, false
-	}
-	removed = make(map[int32]struct{}, len(e.removed))
-	for i := range e.removed {
-		removed[i] = struct{}{}
-	}
-	return e.total, removed, append([]uint64(nil), e.acks...), true
-}
-
-// seqsFrom returns up to max live sequence numbers of box b from seq on,
-// in order.
-func (x *msgBoxes) seqsFrom(b boxID, from uint64, max int) []uint64 {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	bx := x.boxes[b]
-	if bx == nil {
-		return nil
-	}
-	s := bx.seqs[bx.head:]
-	i := 0
-	if from > 0 {
-		lo, hi := 0, len(s)
-		for lo < hi {
-			m := (lo + hi) / 2
-			if s[m] < from {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		i = lo
-	}
-	var out []uint64
-	for ; i < len(s) && len(out) < max; i++ {
-		if _, ok := x.slots[Slot{Owner: b.owner, Seq: s[i], Outbox: b.outbox}]; ok {
-			out = append(out, s[i])
-		}
-	}
-	return out
-}
-
-func (x *msgBoxes) addLocked(at Slot, l liveMsg) {
-	if _, ok := x.slots[at]; ok {
-		x.slots[at] = l
-		return
-	}
-	x.slots[at] = l
-	b := x.boxes[boxOf(at)]
-	if b == nil {
-		b = &box{}
-		x.boxes[boxOf(at)] = b
-	}
-	if n := len(b.seqs); n == b.head || b.seqs[n-1] < at.Seq {
-		b.seqs = append(b.seqs, at.Seq)
-		return
-	}
-	s := b.seqs
-	lo, hi := b.head, len(s)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if s[m] < at.Seq {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(s) && s[lo] == at.Seq { // a dead entry for this seq: alive again
-		b.dead--
-		return
-	}
-	s = append(s, 0)
-	copy(s[lo+1:], s[lo:])
-	s[lo] = at.Seq
-	b.seqs = s
-}
-
-func (x *msgBoxes) removeLocked(at Slot) {
-	if _, ok := x.slots[at]; !ok {
-		return
-	}
-	delete(x.slots, at)
-	id := boxOf(at)
-	b := x.boxes[id]
-	if b == nil {
-		return
-	}
-	b.dead++
-	for b.head < len(b.seqs) {
-		if _, ok := x.slots[Slot{Owner: id.owner, Seq: b.seqs[b.head], Outbox: id.outbox}]; ok {
-			break
-		}
-		b.head++
-		b.dead--
-	}
-	switch {
-	case b.head == len(b.seqs):
-		delete(x.boxes, id)
-	case b.dead > 64 && b.dead > (len(b.seqs)-b.head)/2, b.head > 1024 && b.head > len(b.seqs)/2:
-		live := make([]uint64, 0, len(b.seqs)-b.head-b.dead)
-		for _, s := range b.seqs[b.head:] {
-			if _, ok := x.slots[Slot{Owner: id.owner, Seq: s, Outbox: id.outbox}]; ok {
-				live = append(live, s)
-			}
-		}
-		b.seqs, b.head, b.dead = live, 0, 0
-	}
 }
 
 // txnLog is what one write transaction changes in the log; flush writes
@@ -440,33 +204,11 @@ func (t *Txn) readRecord(at Slot) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, found := recordAt(v, int(l.ref.i))
+	out, found := v.record(int(l.ref.i))
 	if !found {
 		return nil, fmt.Errorf("log entry %d has no record %d: %w", l.ref.n, l.ref.i, ErrUnreadable)
 	}
 	return out, nil
-}
-
-// logEntry returns the value of log entry n (not to be changed), from the
-// cache or else from Badger (then cached); ErrNotFound when it is gone, or
-// newer than this transaction's snapshot.
-func (t *Txn) logEntry(n uint64) ([]byte, error) {
-	if v := t.boxes.cached(n); v != nil {
-		return v, nil
-	}
-	item, err := t.t.Get([]byte(logKey(n)))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	v, err := item.ValueCopy(nil)
-	if err != nil {
-		return nil, err
-	}
-	t.boxes.remember(n, v)
-	return v, nil
 }
 
 // flushLog writes the transaction's log changes: its stored messages as
@@ -543,39 +285,4 @@ func (t *Txn) flushLog() error {
 		ml.acks[n] = k
 	}
 	return nil
-}
-
-// apply makes a committed transaction's log changes visible.
-func (x *msgBoxes) apply(ml *txnLog) {
-	if ml == nil || ml.written == nil {
-		return
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for n, total := range ml.entries {
-		x.entries[n] = &logEntry{total: total, removed: map[int32]struct{}{}}
-	}
-	for i, n := range ml.numbers {
-		x.rememberLocked(n, ml.values[i])
-	}
-	for at, l := range ml.written {
-		x.addLocked(at, l)
-	}
-	for at, l := range ml.gone {
-		if cur, ok := x.slots[at]; ok && cur.ref == l.ref {
-			x.removeLocked(at)
-		}
-		if e := x.entries[l.ref.n]; e != nil {
-			e.removed[l.ref.i] = struct{}{}
-		}
-	}
-	for n, k := range ml.acks {
-		if e := x.entries[n]; e != nil {
-			e.acks = append(e.acks, k)
-		}
-	}
-	for n := range ml.deleted {
-		delete(x.entries, n)
-		x.forgetLocked(n)
-	}
 }
