@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,14 @@ func rawKeys(t *testing.T, s *Store, prefix string) []string {
 		return nil
 	})
 	return out
+}
+
+// noLogKeys fails unless the store holds no log entry and no ack record.
+func noLogKeys(t *testing.T, s *Store, when string) {
+	t.Helper()
+	if got := append(rawKeys(t, s, logPrefix), rawKeys(t, s, logAckPrefix)...); len(got) != 0 {
+		t.Fatalf("log keys left %s: %v", when, got)
+	}
 }
 
 // inboxIDs returns the ids ScanInbox reads for sid, in order.
@@ -90,9 +97,7 @@ func TestMessageLogOneEntryPerCommit(t *testing.T) {
 		t.Fatalf("inbox after removals: %q, want m4", got)
 	}
 	deleteMessages(t, s, 4)
-	if got := append(rawKeys(t, s, logPrefix), rawKeys(t, s, logAckPrefix)...); len(got) != 0 {
-		t.Fatalf("keys left once every message is removed: %v", got)
-	}
+	noLogKeys(t, s, "once every message is removed")
 }
 
 // TestMessageLogRebuiltAtOpen: after messages stored over several commits
@@ -100,11 +105,7 @@ func TestMessageLogOneEntryPerCommit(t *testing.T) {
 // each by id, and goes on numbering entries after the existing ones.
 func TestMessageLogRebuiltAtOpen(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := Open(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openTemp(t)
 	putMessages(t, s, "s", 1, 2, 3)
 	putMessages(t, s, "s", 5, 4)
 	putMessages(t, s, "t", 6)
@@ -129,9 +130,7 @@ func TestMessageLogRebuiltAtOpen(t *testing.T) {
 	})
 	putMessages(t, s, "s", 7)
 	deleteMessages(t, s, 1, 3, 4, 6, 7)
-	if got := append(rawKeys(t, s, logPrefix), rawKeys(t, s, logAckPrefix)...); len(got) != 0 {
-		t.Fatalf("keys left once every message is removed: %v", got)
-	}
+	noLogKeys(t, s, "once every message is removed")
 }
 
 // TestMessageLogSameTransaction: a message put and removed in one
@@ -175,11 +174,7 @@ func TestMessageLogSameTransaction(t *testing.T) {
 // every record removed) is cleaned at the next Open.
 func TestMessageLogConcurrentRemovals(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := Open(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openTemp(t)
 	var seqs []uint64
 	for i := uint64(1); i <= 40; i++ {
 		seqs = append(seqs, i)
@@ -212,20 +207,14 @@ func TestMessageLogConcurrentRemovals(t *testing.T) {
 	}
 	s = reopen(t, s, dir, nil)
 	defer s.Close()
-	if got := append(rawKeys(t, s, logPrefix), rawKeys(t, s, logAckPrefix)...); len(got) != 0 {
-		t.Fatalf("keys left after reopen: %v", got)
-	}
+	noLogKeys(t, s, "after reopen")
 }
 
 // TestMessageLogLargeCommitSplits: a commit holding more than one entry's
 // worth of bytes writes several entries, each read back in order.
 func TestMessageLogLargeCommitSplits(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := Open(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openTemp(t)
 	text := strings.Repeat("x", 64<<10)
 	var want []string
 	update(t, s, func(txn *Txn) error {
@@ -300,11 +289,7 @@ func TestEntryValueRecords(t *testing.T) {
 // message reads from its entry in Badger.
 func TestMessageBytesAtAfterReopen(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := Open(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openTemp(t)
 	putMessages(t, s, "s", 1, 2, 3)
 	s = reopen(t, s, dir, nil)
 	defer s.Close()
