@@ -126,15 +126,15 @@ func decodeIndexes(v []byte) ([]int32, error) {
 // txnLog is what one write transaction changes in the log; flush writes
 // it into the transaction and apply makes it visible after the commit.
 type txnLog struct {
-	put     []logRecord       // messages stored by this transaction, in order
-	putAt   map[Slot]int      // slot -> index in put (-1: put, then removed)
-	gone    map[Slot]liveMsg  // stored messages this transaction removed
-	written map[Slot]liveMsg  // set by flush: where each put went
-	entries map[uint64]int32  // set by flush: the new entries and their sizes
-	values  [][]byte          // set by flush: the new entries' values
-	numbers []uint64          // set by flush: their numbers
-	acks    map[uint64]uint64 // set by flush: entry -> the ack record written
-	deleted map[uint64]bool   // set by flush: entries deleted
+	put   []logRecord      // messages stored by this transaction, in order
+	putAt map[Slot]int     // slot -> index in put (-1: put, then removed)
+	gone  map[Slot]liveMsg // stored messages this transaction removed
+	// set by flush, for apply:
+	flushed bool
+	entries []newEntry  // the entries written
+	written []placedMsg // where each put went
+	acks    [][2]uint64 // (entry, ack record) written
+	deleted []uint64    // entries deleted
 }
 
 func (t *Txn) mlog() *txnLog {
@@ -219,8 +219,7 @@ func (t *Txn) flushLog() error {
 	if ml == nil || t.boxes == nil {
 		return nil
 	}
-	ml.written, ml.entries, ml.acks, ml.deleted = map[Slot]liveMsg{}, map[uint64]int32{}, map[uint64]uint64{}, map[uint64]bool{}
-	ml.values, ml.numbers = nil, nil
+	ml.flushed, ml.entries, ml.written, ml.acks, ml.deleted = true, ml.entries[:0], ml.written[:0], ml.acks[:0], ml.deleted[:0]
 	var val []byte
 	var n uint64
 	var count int32
@@ -228,8 +227,7 @@ func (t *Txn) flushLog() error {
 		if count == 0 {
 			return nil
 		}
-		ml.entries[n] = count
-		ml.values = append(ml.values, val)
+		ml.entries = append(ml.entries, newEntry{n: n, total: count, val: val})
 		err := t.Set(logKey(n), val)
 		val, count = nil, 0
 		return err
@@ -245,28 +243,27 @@ func (t *Txn) flushLog() error {
 		}
 		if count == 0 {
 			n = t.boxes.number()
-			ml.numbers = append(ml.numbers, n)
 		}
 		val = appendRecord(val, r.at, r.data)
-		ml.written[r.at] = liveMsg{ref: logRef{n: n, i: count}, id: r.id}
+		ml.written = append(ml.written, placedMsg{at: r.at, l: liveMsg{ref: logRef{n: n, i: count}, id: r.id}})
 		count++
 	}
 	if err := end(); err != nil {
 		return err
+	}
+	if len(ml.gone) == 0 {
+		return nil
 	}
 	byEntry := map[uint64][]int32{}
 	for _, l := range ml.gone {
 		byEntry[l.ref.n] = append(byEntry[l.ref.n], l.ref.i)
 	}
 	for n, is := range byEntry {
-		total, removed, acks, ok := t.boxes.removedOf(n)
+		empty, acks, ok := t.boxes.emptiedBy(n, is)
 		if !ok {
 			continue // deleted meanwhile by another transaction
 		}
-		for _, i := range is {
-			removed[i] = struct{}{}
-		}
-		if int32(len(removed)) >= total {
+		if empty {
 			if err := t.Delete(logKey(n)); err != nil {
 				return err
 			}
@@ -275,14 +272,27 @@ func (t *Txn) flushLog() error {
 					return err
 				}
 			}
-			ml.deleted[n] = true
+			ml.deleted = append(ml.deleted, n)
 			continue
 		}
 		k := t.boxes.number()
 		if err := t.Set(logAckKey(n, k), encodeIndexes(is)); err != nil {
 			return err
 		}
-		ml.acks[n] = k
+		ml.acks = append(ml.acks, [2]uint64{n, k})
 	}
 	return nil
+}
+
+// newEntry is a log entry a transaction wrote.
+type newEntry struct {
+	n     uint64
+	total int32
+	val   []byte
+}
+
+// placedMsg is a message a transaction stored, and where.
+type placedMsg struct {
+	at Slot
+	l  liveMsg
 }

@@ -72,19 +72,26 @@ func (x *msgBoxes) live(at Slot) (liveMsg, bool) {
 	return l, ok
 }
 
-// removedOf returns a copy of entry n's removed set and its ack records.
-func (x *msgBoxes) removedOf(n uint64) (total int32, removed map[int32]struct{}, acks []uint64, ok bool) {
+// emptiedBy reports whether removing records is of entry n leaves none
+// (as of the last commit applied), and the entry's ack records; false when
+// the entry is gone.
+func (x *msgBoxes) emptiedBy(n uint64, is []int32) (empty bool, acks []uint64, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	e := x.entries[n]
 	if e == nil {
-		return 0, nil, nil, false
+		return false, nil, false
 	}
-	removed = make(map[int32]struct{}, len(e.removed))
-	for i := range e.removed {
-		removed[i] = struct{}{}
+	left := int(e.total) - len(e.removed)
+	for _, i := range is {
+		if _, done := e.removed[i]; !done {
+			left--
+		}
 	}
-	return e.total, removed, append([]uint64(nil), e.acks...), true
+	if left > 0 {
+		return false, nil, true
+	}
+	return true, append([]uint64(nil), e.acks...), true
 }
 
 // seqsFrom returns up to max live sequence numbers of box b from seq on,
@@ -188,19 +195,17 @@ func (x *msgBoxes) removeLocked(at Slot) {
 
 // apply makes a committed transaction's log changes visible.
 func (x *msgBoxes) apply(ml *txnLog) {
-	if ml == nil || ml.written == nil {
+	if ml == nil || !ml.flushed {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for n, total := range ml.entries {
-		x.entries[n] = &logEntry{total: total, removed: map[int32]struct{}{}}
+	for _, e := range ml.entries {
+		x.entries[e.n] = &logEntry{total: e.total, removed: map[int32]struct{}{}}
+		x.rememberLocked(e.n, newEntryValue(e.val))
 	}
-	for i, n := range ml.numbers {
-		x.rememberLocked(n, newEntryValue(ml.values[i]))
-	}
-	for at, l := range ml.written {
-		x.addLocked(at, l)
+	for _, p := range ml.written {
+		x.addLocked(p.at, p.l)
 	}
 	for at, l := range ml.gone {
 		if cur, ok := x.slots[at]; ok && cur.ref == l.ref {
@@ -210,12 +215,12 @@ func (x *msgBoxes) apply(ml *txnLog) {
 			e.removed[l.ref.i] = struct{}{}
 		}
 	}
-	for n, k := range ml.acks {
-		if e := x.entries[n]; e != nil {
-			e.acks = append(e.acks, k)
+	for _, a := range ml.acks {
+		if e := x.entries[a[0]]; e != nil {
+			e.acks = append(e.acks, a[1])
 		}
 	}
-	for n := range ml.deleted {
+	for _, n := range ml.deleted {
 		delete(x.entries, n)
 		x.forgetLocked(n)
 	}
