@@ -201,7 +201,7 @@ func (x *msgBoxes) apply(ml *txnLog) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, e := range ml.entries {
-		x.entries[e.n] = &logEntry{total: e.total, removed: map[int32]struct{}{}}
+		x.entries[e.n] = &logEntry{total: e.total} // removed made at its first removal
 		x.rememberLocked(e.n, newEntryValue(e.val))
 	}
 	for _, p := range ml.written {
@@ -212,6 +212,9 @@ func (x *msgBoxes) apply(ml *txnLog) {
 			x.removeLocked(at)
 		}
 		if e := x.entries[l.ref.n]; e != nil {
+			if e.removed == nil {
+				e.removed = map[int32]struct{}{}
+			}
 			e.removed[l.ref.i] = struct{}{}
 		}
 	}

@@ -44,11 +44,8 @@ func (s *Store) loadMessages(visit func(Slot, *wire.Message)) error {
 				return true, nil
 			}
 			top = max(top, n)
-			e := &logEntry{removed: removed[n], acks: acks[n]}
-			if e.removed == nil {
-				e.removed = map[int32]struct{}{}
-			}
-			delete(acks, n) // what is left in acks has no entry
+			e := &logEntry{removed: removed[n], acks: acks[n]} // removed may be nil: none yet
+			delete(acks, n)                                    // what is left in acks has no entry
 			err = eachRecord(v, func(i int, key string, data []byte) bool {
 				e.total++
 				if _, gone := e.removed[int32(i)]; gone {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -53,6 +54,7 @@ type Store struct {
 	boxes  *msgBoxes             // the message log's layout in memory (msglog.go)
 	maint  *maintainer           // compaction and value-log collection (maintain.go)
 	wrote  chan struct{}         // one pending signal after commits (Written)
+	space  spaceCheck            // the last free-space reading (CheckSpace)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -178,16 +180,46 @@ const MinFreeBytes = 8 << 20
 // the store has less than MinFreeBytes plus twice need (a value can land in
 // the write-ahead log and in the value log) available. It is a preflight,
 // not a reservation: another process can still take the space after it.
+//
+// A statfs is a system call per batch, so while the last one is under
+// spaceTrustFor old and found more than spaceTrustAbove free beyond what
+// the batches since then could have written, it stands for a new one.
 func (s *Store) CheckSpace(need int64) error {
+	want := uint64(MinFreeBytes + 2*max(need, 0))
+	sp := &s.space
+	sp.mu.Lock()
+	if !sp.at.IsZero() && time.Since(sp.at) < spaceTrustFor && sp.free >= spaceTrustAbove+sp.since+want {
+		sp.since += want - MinFreeBytes
+		sp.mu.Unlock()
+		return nil
+	}
+	sp.mu.Unlock()
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.dir, &st); err != nil {
 		return nil // cannot tell: let the write itself decide
 	}
-	want := uint64(MinFreeBytes + 2*max(need, 0))
-	if free := st.Bavail * uint64(st.Bsize); free < want {
+	free := st.Bavail * uint64(st.Bsize)
+	sp.mu.Lock()
+	sp.at, sp.free, sp.since = time.Now(), free, want-MinFreeBytes
+	sp.mu.Unlock()
+	if free < want {
 		return fmt.Errorf("store %s: %d bytes free, below the %d kept in reserve for this write: %w", s.dir, free, want, syscall.ENOSPC)
 	}
 	return nil
+}
+
+// The last statfs of CheckSpace, trusted for spaceTrustFor while it found
+// more than spaceTrustAbove free.
+const (
+	spaceTrustFor   = 10 * time.Millisecond
+	spaceTrustAbove = 1 << 30
+)
+
+type spaceCheck struct {
+	mu    sync.Mutex
+	at    time.Time // of the last statfs
+	free  uint64    // what it found available
+	since uint64    // what the writes checked since could take
 }
 
 // View runs fn in a read-only transaction.
