@@ -15,7 +15,10 @@ import (
 //	1  the first layout (stores without a marker are format 1)
 //	2  no midx/<message id> keys: the message index is kept in memory
 //	   (msgindex.go); format 1's index keys are dropped
-const FormatVersion = 2
+//	3  the message log (msglog.go): one mlog/ entry per commit and ack
+//	   records instead of an inbox/ or outbox/ key per message; older
+//	   stores' inbox and outbox keys are moved into log entries
+const FormatVersion = 3
 
 // legacyIndexPrefix held format 1's message index keys.
 const legacyIndexPrefix = "midx/"
@@ -51,10 +54,14 @@ func (s *Store) checkFormat() error {
 		return nil
 	}
 	// From format 1: the index keys go (the index is rebuilt from the
-	// messages at every Open). Dropped before the marker is written, so an
+	// messages at every Open). From 1 or 2: each inbox and outbox key moves
+	// into the message log. Both before the marker is written, so an
 	// interrupted migration is run again.
 	if err := s.db.DropPrefix([]byte(legacyIndexPrefix)); err != nil {
 		return fmt.Errorf("store %s: migrate from format %d: %w", s.dir, n, err)
+	}
+	if err := s.migrateBoxes(); err != nil {
+		return fmt.Errorf("store %s: migrate from format %d: move messages into the log: %w", s.dir, n, err)
 	}
 	return s.Update(func(txn *Txn) error {
 		return txn.Set(formatKey, []byte(strconv.Itoa(FormatVersion)))

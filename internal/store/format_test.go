@@ -53,7 +53,8 @@ func TestFormatMarkedOnCreate(t *testing.T) {
 }
 
 // A store from before the marker (format 1 without a key) opens, keeps its
-// data and is marked with this build's format (migrated).
+// data and is marked with this build's format (migrated: its message key
+// moved into the log).
 func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -61,7 +62,8 @@ func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setKey(t, s, "inbox/x/1", "hello")
+	setKey(t, s, sessionKey("x"), "hello")
+	setKey(t, s, inboxKey("x", 1), string(storedMessage("m1")))
 	setKey(t, s, formatKey, "") // as written by a build without markers
 	s.Close()
 	if s, err = openT(t, dir); err != nil {
@@ -72,10 +74,19 @@ func TestFormatUnmarkedStoreIsRead(t *testing.T) {
 		t.Fatalf("unmarked store format %q after open, want %d", got, FormatVersion)
 	}
 	var v []byte
-	_ = s.View(func(txn *Txn) error { v, err = txn.Get("inbox/x/1"); return err })
+	_ = s.View(func(txn *Txn) error { v, err = txn.Get(sessionKey("x")); return err })
 	if string(v) != "hello" {
 		t.Fatalf("data lost: %q, %v", v, err)
 	}
+	_ = s.View(func(txn *Txn) error {
+		if m, err := txn.MessageAt(InboxSlot("x", 1)); err != nil || m.ID != "m1" {
+			t.Errorf("migrated message: %+v, %v", m, err)
+		}
+		if has, _ := txn.Has(inboxKey("x", 1)); has {
+			t.Error("format 1 message key still there after migration")
+		}
+		return nil
+	})
 }
 
 // A store written by a newer intercom is refused with a clear error, and

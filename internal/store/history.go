@@ -129,7 +129,7 @@ func (t *Txn) SetHistoryEpoch(epoch string) error { return t.Set(historyEpochKey
 
 // MessageBytesAt returns the stored encoding of the message at, as history
 // keeps it.
-func (t *Txn) MessageBytesAt(at Slot) ([]byte, error) { return t.Get(at.key()) }
+func (t *Txn) MessageBytesAt(at Slot) ([]byte, error) { return t.readRecord(at) }
 
 // DecodeHistory decodes a kept value of kind: a message (HistoryMessage) or
 // a topic record (HistoryRecord); false when it is neither or unreadable.

@@ -7,8 +7,12 @@ package store
 //	meta/format                        format version (decimal)
 //	meta/seq                           sequence lease (decimal, Sequence)
 //	sess/<session>                     a session's record
-//	inbox/<session>/<seq>              a stored, unacknowledged message
-//	outbox/<host>/<seq>                a message waiting for a bridged host
+//	mlog/<n>                           the messages stored by one commit (msglog.go):
+//	                                   records of (slot, message), a slot being
+//	                                   inbox/<session>/<seq> (a stored, unacknowledged
+//	                                   message) or outbox/<host>/<seq> (one waiting
+//	                                   for a bridged host)
+//	mack/<n>/<k>                       the records of mlog/<n> removed by commit k
 //	ackd/<session>/<message id>        an ack of an id not stored (TTL, empty)
 //	dedupe/<scope>/<client msg id>     a send's client id -> message id (TTL)
 //	pdedupe/<session>/<client msg id>  a publication's client id -> seq (TTL)
@@ -23,12 +27,15 @@ package store
 //	resvh/<project>\x00<resource>/...  a grant or release of a reservation (history)
 //	meta/resvtoken                     the highest fencing token granted (decimal)
 //
-// <seq> is zero-padded to 20 digits, so keys sort in sequence order. Where
-// each stored message is, by id, is not stored: the message index is
-// rebuilt in memory from the inbox and outbox entries (msgindex.go).
+// <seq>, <n> and <k> are zero-padded to 20 digits. Where each stored
+// message is, by id and by box in sequence order, is not stored: the
+// message index (msgindex.go) and the boxes (msglog.go) are rebuilt in
+// memory from the log entries and their ack records. Format 1 and 2 stores
+// kept each message under its own inbox/ or outbox/ key; Open moves them
+// into the log (format.go).
 //
 // Each family belongs to one file, which alone builds and reads its keys
-// and values: sess/ sessions.go; inbox/, outbox/ messages.go; ackd/,
+// and values: sess/ sessions.go; mlog/, mack/ msglog.go (slots: messages.go); ackd/,
 // dedupe/, pdedupe/ dedupe.go; trec/, tsub/ topics.go; rhost/ hosts.go;
 // trace/, tev/ traces.go; hist/, meta/histepoch history.go; resv/, resvh/,
 // meta/resvtoken reservations.go; meta/format, meta/seq format.go and seq.go.

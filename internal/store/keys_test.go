@@ -14,6 +14,8 @@ func TestKeyFamiliesApart(t *testing.T) {
 		"session":      sessionKey("x"),
 		"inbox":        InboxSlot("x", 1).key(),
 		"outbox":       OutboxSlot("x", 1).key(),
+		"log":          logKey(1),
+		"logack":       logAckKey(1, 2),
 		"acked":        ackedKey("s", "x"),
 		"dedupe":       dedupeKey("s", "x"),
 		"pdedupe":      publishDedupeKey("s", "x"),
@@ -30,7 +32,7 @@ func TestKeyFamiliesApart(t *testing.T) {
 		"resvtoken":    reservationTokenKey,
 	}
 	prefixes := map[string]string{
-		"session": sessionPrefix, "inbox": inboxesPrefix, "outbox": outboxesPrefix, "acked": ackedPrefix,
+		"session": sessionPrefix, "inbox": inboxesPrefix, "outbox": outboxesPrefix, "log": logPrefix, "logack": logAckPrefix, "acked": ackedPrefix,
 		"dedupe": dedupePrefix, "pdedupe": publishDedupePrefix, "record": topicRecordsPrefix,
 		"subscription": topicSubsPrefix, "host": remoteHostsPrefix, "trace": tracePrefix, "event": traceEventsPrefix,
 		"history": historyPrefix, "reservation": reservationsPrefix,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,14 +12,16 @@ import (
 )
 
 // Messages: every stored, unacknowledged message waits in a slot, either in
-// the inbox of a local session or in the outbox of a bridged host, under
+// the inbox of a local session or in the outbox of a bridged host, named
 //
 //	inbox/<session>/<seq>   outbox/<host>/<seq>
 //
-// (<seq> zero-padded to 20 digits, so a box reads in sequence order), its
-// value the wire.Message as JSON (goccy/go-json, which encodes it as
-// encoding/json does). Where each message is, by id, is the message index
-// (msgindex.go), rebuilt at Open from the messages themselves.
+// (<seq> zero-padded to 20 digits; a box reads in sequence order), as the
+// wire.Message in JSON (goccy/go-json, which encodes it as encoding/json
+// does). Since format 3 a slot is not a key: the messages of one commit are
+// one entry of the message log (msglog.go), each recorded with its slot's
+// name. Where each message is, by id, is the message index (msgindex.go);
+// both are rebuilt at Open from the log.
 
 const (
 	inboxesPrefix  = "inbox/"
@@ -71,8 +74,6 @@ func boxKey(prefix, owner string, seq uint64) string {
 	}
 	return string(b)
 }
-func inboxPrefix(sid string) string   { return inboxesPrefix + sid + "/" }
-func outboxPrefix(host string) string { return outboxesPrefix + host + "/" }
 
 // parseSlot reads an inbox or outbox key.
 func parseSlot(key string) (Slot, bool) {
@@ -104,22 +105,20 @@ func decodeMessage(v []byte) (wire.Message, error) {
 }
 
 // PutMessage stores m in slot at and indexes it by its id, from this
-// transaction's commit on.
+// transaction's commit on; the commit writes it into its log entry.
 func (t *Txn) PutMessage(at Slot, m *wire.Message) error {
 	data, err := encodeMessage(m)
 	if err != nil {
 		return fmt.Errorf("encode message %s: %w", m.ID, err)
 	}
-	if err := t.Set(at.key(), data); err != nil {
-		return err
-	}
+	t.putRecord(at, m.ID, data)
 	t.stage(m.ID, indexChange{slot: at})
 	return nil
 }
 
 // MessageAt returns the message in slot at, or ErrNotFound.
 func (t *Txn) MessageAt(at Slot) (wire.Message, error) {
-	v, err := t.Get(at.key())
+	v, err := t.readRecord(at)
 	if err != nil {
 		return wire.Message{}, err
 	}
@@ -131,7 +130,10 @@ func (t *Txn) MessageAt(at Slot) (wire.Message, error) {
 }
 
 // HasMessageAt reports whether slot at holds a message.
-func (t *Txn) HasMessageAt(at Slot) (bool, error) { return t.Has(at.key()) }
+func (t *Txn) HasMessageAt(at Slot) (bool, error) {
+	_, _, _, ok := t.stored(at)
+	return ok, nil
+}
 
 // MessageSlot returns where stored message id is, as this transaction sees
 // it (its own changes first, then the index as of the last commit).
@@ -149,32 +151,36 @@ func (t *Txn) MessageSlot(id string) (Slot, bool) {
 // it) without reading it.
 func (t *Txn) DeleteMessage(id string, at Slot) error {
 	t.stage(id, indexChange{removed: true})
-	return t.Delete(at.key())
+	t.removeRecord(at)
+	return nil
 }
 
 // DeleteMessageAt removes whatever message slot at holds, and its index
 // entry; it reports whether there was one.
 func (t *Txn) DeleteMessageAt(at Slot) (bool, error) {
-	v, err := t.Get(at.key())
-	if err == ErrNotFound {
+	data, l, put, ok := t.stored(at)
+	if !ok {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
+	id := l.id
+	if put {
+		var stored struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(data, &stored) == nil {
+			id = stored.ID
+		}
 	}
-	var stored struct {
-		ID string `json:"id"`
+	if id != "" {
+		t.stage(id, indexChange{removed: true})
 	}
-	if json.Unmarshal(v, &stored) == nil && stored.ID != "" {
-		t.stage(stored.ID, indexChange{removed: true})
-	}
-	return true, t.Delete(at.key())
+	return t.removeRecord(at), nil
 }
 
 // ScanInbox calls fn with session sid's stored messages in sequence order
 // until fn returns false; an unreadable one is logged and skipped.
 func (t *Txn) ScanInbox(sid string, fn func(Slot, wire.Message) bool) error {
-	return t.scanBox(inboxPrefix(sid), func(at Slot, v []byte) bool {
+	return t.scanBox(boxID{owner: sid}, func(at Slot, v []byte) bool {
 		m, err := decodeMessage(v)
 		if err != nil {
 			t.logger().Warn("skip unreadable message", "session", sid, "err", err)
@@ -187,7 +193,7 @@ func (t *Txn) ScanInbox(sid string, fn func(Slot, wire.Message) bool) error {
 // ScanOutbox calls fn with the messages waiting for host in sequence order
 // until fn returns false; an unreadable one is skipped.
 func (t *Txn) ScanOutbox(host string, fn func(Slot, wire.Message) bool) error {
-	return t.scanBox(outboxPrefix(host), func(at Slot, v []byte) bool {
+	return t.scanBox(boxID{owner: host, outbox: true}, func(at Slot, v []byte) bool {
 		m, err := decodeMessage(v)
 		if err != nil {
 			return true
@@ -196,31 +202,99 @@ func (t *Txn) ScanOutbox(host string, fn func(Slot, wire.Message) bool) error {
 	})
 }
 
-func (t *Txn) scanBox(prefix string, fn func(Slot, []byte) bool) error {
-	return t.Scan(prefix, func(k string, v []byte) (bool, error) {
-		at, ok := parseSlot(k)
+// scanBox calls fn with the value of each message of box b in order. The
+// values of one log entry are read with one lookup.
+func (t *Txn) scanBox(b boxID, fn func(Slot, []byte) bool) error {
+	var entry uint64
+	var val *entryValue
+	return t.eachSlot(b, func(at Slot) (bool, error) {
+		data, l, put, ok := t.stored(at)
 		if !ok {
 			return true, nil
 		}
-		return fn(at, v), nil
+		if !put {
+			if val == nil || entry != l.ref.n {
+				v, err := t.logEntry(l.ref.n)
+				if err == ErrNotFound {
+					return true, nil // removed meanwhile, or newer than this snapshot
+				}
+				if err != nil {
+					return false, err
+				}
+				entry, val = l.ref.n, v
+			}
+			var found bool
+			if data, found = val.record(int(l.ref.i)); !found {
+				return true, nil
+			}
+		}
+		return fn(at, data), nil
 	})
+}
+
+// eachSlot calls fn with each slot of box b this transaction sees, in
+// sequence order, until fn returns false or an error.
+func (t *Txn) eachSlot(b boxID, fn func(Slot) (bool, error)) error {
+	var mine []uint64 // put by this transaction
+	if t.ml != nil {
+		for at, i := range t.ml.putAt {
+			if i >= 0 && boxOf(at) == b {
+				mine = append(mine, at.Seq)
+			}
+		}
+		slices.Sort(mine)
+	}
+	const chunk = 256
+	from := uint64(0)
+	for {
+		var seqs []uint64
+		if t.boxes != nil {
+			seqs = t.boxes.seqsFrom(b, from, chunk)
+		}
+		more := len(seqs) == chunk
+		if more {
+			from = seqs[len(seqs)-1] + 1
+		}
+		for len(seqs) > 0 || (!more && len(mine) > 0) {
+			var seq uint64
+			switch {
+			case len(mine) > 0 && (len(seqs) == 0 || mine[0] <= seqs[0]):
+				seq, mine = mine[0], mine[1:]
+				if len(seqs) > 0 && seqs[0] == seq {
+					seqs = seqs[1:]
+				}
+			default:
+				seq, seqs = seqs[0], seqs[1:]
+			}
+			at := Slot{Owner: b.owner, Seq: seq, Outbox: b.outbox}
+			if _, _, _, ok := t.stored(at); !ok {
+				continue
+			}
+			if goOn, err := fn(at); err != nil || !goOn {
+				return err
+			}
+		}
+		if !more {
+			return nil
+		}
+	}
 }
 
 // InboxSlots returns the slots of up to limit (0: all) of session sid's
 // messages, in order, without reading them.
-func (t *Txn) InboxSlots(sid string, limit int) []Slot { return t.boxSlots(inboxPrefix(sid), limit) }
+func (t *Txn) InboxSlots(sid string, limit int) []Slot { return t.boxSlots(boxID{owner: sid}, limit) }
 
 // OutboxSlots returns the slots of every message waiting for host, without
 // reading them.
-func (t *Txn) OutboxSlots(host string) []Slot { return t.boxSlots(outboxPrefix(host), 0) }
+func (t *Txn) OutboxSlots(host string) []Slot {
+	return t.boxSlots(boxID{owner: host, outbox: true}, 0)
+}
 
-func (t *Txn) boxSlots(prefix string, limit int) []Slot {
+func (t *Txn) boxSlots(b boxID, limit int) []Slot {
 	var out []Slot
-	t.Keys(prefix, func(k string) bool {
-		if at, ok := parseSlot(k); ok {
-			out = append(out, at)
-		}
-		return limit == 0 || len(out) < limit
+	_ = t.eachSlot(b, func(at Slot) (bool, error) {
+		out = append(out, at)
+		return limit == 0 || len(out) < limit, nil
 	})
 	return out
 }
@@ -228,32 +302,6 @@ func (t *Txn) boxSlots(prefix string, limit int) []Slot {
 // HasInbox reports whether session sid has a stored message.
 func (t *Txn) HasInbox(sid string) bool {
 	found := false
-	t.Keys(inboxPrefix(sid), func(string) bool { found = true; return false })
+	_ = t.eachSlot(boxID{owner: sid}, func(Slot) (bool, error) { found = true; return false, nil })
 	return found
-}
-
-// loadMessages fills the index from every stored inbox and outbox entry,
-// handing each message (decoded once) to visit when not nil.
-func (s *Store) loadMessages(visit func(Slot, *wire.Message)) error {
-	return s.View(func(txn *Txn) error {
-		for _, prefix := range []string{inboxesPrefix, outboxesPrefix} {
-			err := txn.scanBox(prefix, func(at Slot, v []byte) bool {
-				m, err := decodeMessage(v)
-				if err != nil {
-					return true
-				}
-				if m.ID != "" {
-					s.index.m[m.ID] = at
-				}
-				if visit != nil {
-					visit(at, &m)
-				}
-				return true
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }

@@ -187,7 +187,11 @@ func TestDeleteMessageAt(t *testing.T) {
 // what is unreadable; an outbox and another inbox are apart.
 func TestBoxScans(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
+	dir := t.TempDir()
+	s, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
 	update(t, s, func(txn *Txn) error {
 		for _, seq := range []uint64{10, 2, 7} {
 			if err := txn.PutMessage(InboxSlot("s", seq), &wire.Message{ID: fmt.Sprint("m", seq), Seq: seq}); err != nil {
@@ -200,8 +204,14 @@ func TestBoxScans(t *testing.T) {
 		if err := txn.PutMessage(OutboxSlot("s", 3), &wire.Message{ID: "out"}); err != nil {
 			return err
 		}
-		return txn.Set(inboxKey("s", 5), []byte("not json"))
+		return txn.Set(inboxKey("s", 5), []byte("not json")) // a format 2 key: migrated
 	})
+	s = reopen(t, s, dir, func() {
+		if _, err := RewriteFormatMarker(dir, "2"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer s.Close()
 	_ = s.View(func(txn *Txn) error {
 		for _, c := range []struct {
 			limit int
@@ -291,6 +301,9 @@ func TestOpenVisitingHandsEachStoredMessageOnce(t *testing.T) {
 		return txn.Set(sessionKey("s1"), []byte(`{"id":"s1"}`))
 	})
 	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RewriteFormatMarker(dir, "2"); err != nil { // format 2 keys: migrated first
 		t.Fatal(err)
 	}
 	seen := map[Slot]int{}

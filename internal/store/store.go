@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -50,8 +51,10 @@ type Store struct {
 	failed atomic.Pointer[error] // set once the store is unavailable (see Fail)
 	filter *keyFilter            // keys it may hold under the probed prefixes (filter.go)
 	index  *msgIndex             // where each stored message is, by id (msgindex.go)
+	boxes  *msgBoxes             // the message log's layout in memory (msglog.go)
 	maint  *maintainer           // compaction and value-log collection (maintain.go)
 	wrote  chan struct{}         // one pending signal after commits (Written)
+	space  spaceCheck            // the last free-space reading (CheckSpace)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -101,7 +104,7 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), index: newMsgIndex(), wrote: make(chan struct{}, 1)}
+	s := &Store{db: db, dir: dir, log: log, cancel: cancel, ident: ident, filter: newKeyFilter(), index: newMsgIndex(), boxes: newMsgBoxes(), wrote: make(chan struct{}, 1)}
 	s.maint = newMaintainer(db, log.Warn)
 	if err := s.checkFormat(); err != nil {
 		cancel()
@@ -138,10 +141,14 @@ func (s *Store) Update(fn func(*Txn) error) error {
 	}
 	var txn *Txn
 	err := s.db.Update(func(t *badger.Txn) error {
-		txn = &Txn{t: t, f: s.filter, x: s.index, log: s.log}
-		return fn(txn)
+		txn = &Txn{t: t, f: s.filter, x: s.index, boxes: s.boxes, log: s.log}
+		if err := fn(txn); err != nil {
+			return err
+		}
+		return txn.flushLog()
 	})
 	if err == nil {
+		s.boxes.apply(txn.ml)
 		s.index.apply(txn.idx)
 		s.maint.written()
 		select {
@@ -173,21 +180,53 @@ const MinFreeBytes = 8 << 20
 // the store has less than MinFreeBytes plus twice need (a value can land in
 // the write-ahead log and in the value log) available. It is a preflight,
 // not a reservation: another process can still take the space after it.
+//
+// A statfs is a system call per batch, so while the last one is under
+// spaceTrustFor old and found more than spaceTrustAbove free beyond what
+// the batches since then could have written, it stands for a new one.
 func (s *Store) CheckSpace(need int64) error {
+	want := uint64(MinFreeBytes + 2*max(need, 0))
+	sp := &s.space
+	sp.mu.Lock()
+	if !sp.at.IsZero() && time.Since(sp.at) < spaceTrustFor && sp.free >= spaceTrustAbove+sp.since+want {
+		sp.since += want - MinFreeBytes
+		sp.mu.Unlock()
+		return nil
+	}
+	sp.mu.Unlock()
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.dir, &st); err != nil {
 		return nil // cannot tell: let the write itself decide
 	}
-	want := uint64(MinFreeBytes + 2*max(need, 0))
-	if free := st.Bavail * uint64(st.Bsize); free < want {
+	free := st.Bavail * uint64(st.Bsize)
+	sp.mu.Lock()
+	sp.at, sp.free, sp.since = time.Now(), free, want-MinFreeBytes
+	sp.mu.Unlock()
+	if free < want {
 		return fmt.Errorf("store %s: %d bytes free, below the %d kept in reserve for this write: %w", s.dir, free, want, syscall.ENOSPC)
 	}
 	return nil
 }
 
+// The last statfs of CheckSpace, trusted for spaceTrustFor while it found
+// more than spaceTrustAbove free.
+const (
+	spaceTrustFor   = 10 * time.Millisecond
+	spaceTrustAbove = 1 << 30
+)
+
+type spaceCheck struct {
+	mu    sync.Mutex
+	at    time.Time // of the last statfs
+	free  uint64    // what it found available
+	since uint64    // what the writes checked since could take
+}
+
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(*Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(&Txn{t: t, f: s.filter, x: s.index, log: s.log}) })
+	return s.db.View(func(t *badger.Txn) error {
+		return fn(&Txn{t: t, f: s.filter, x: s.index, boxes: s.boxes, log: s.log})
+	})
 }
 
 // Close stops background work and closes the database. It is idempotent.

@@ -16,7 +16,11 @@ type Txn struct {
 	f   *keyFilter             // the store's absence filter (filter.go), nil for none
 	x   *msgIndex              // the store's message index (msgindex.go), nil for none
 	idx map[string]indexChange // index changes staged by this transaction
-	log *slog.Logger           // where unreadable values are reported, nil for the default
+	// the store's message log in memory (msglog.go), nil for none, and
+	// this transaction's changes of it
+	boxes *msgBoxes
+	ml    *txnLog
+	log   *slog.Logger // where unreadable values are reported, nil for the default
 }
 
 func (t *Txn) logger() *slog.Logger {
