@@ -71,7 +71,8 @@ type peer struct {
 	everFull  bool           // a full presence was received
 	reported  bool           // the broker was told it is up
 	lastErr   string
-	dropNotes int // presence or requests dropped for its rate
+	dropNotes int  // presence or requests dropped for its rate
+	noBatch   bool // its bridge predates batched deliveries
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
@@ -222,6 +223,18 @@ func (s *side) handle(p *peer, m *nats.Msg) {
 		}
 		req.Host, req.Limits = from, &limits // the link vouches for the host; never trust a claimed one
 		s.relay(m, wire.SubjBridgeDeliver, req)
+	case opDeliverBatch:
+		var req wire.BridgeDeliverBatch
+		if err := json.Unmarshal(m.Data, &req); err != nil || len(req.Messages) == 0 || len(req.Messages) > wire.MaxBridgeBatch {
+			respondErr(m, wire.Errorf(wire.CodeBadRequest, "bad delivery batch"))
+			return
+		}
+		if n := len(req.Messages); n > 1 && !p.msgs.AllowN(now, n-1) { // the request took one
+			respondErr(m, wire.Errorf(wire.CodeQuota, "quota_exceeded: %s sends more than %g messages per second here", from, s.opts.Limits.MsgsPerSec))
+			return
+		}
+		req.Host, req.Limits = from, &limits
+		s.relayBatch(m, req)
 	case opTopic:
 		var req wire.BridgeTopic
 		if err := json.Unmarshal(m.Data, &req); err != nil {
