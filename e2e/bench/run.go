@@ -251,6 +251,7 @@ var scenarios = []scenario{
 	{"latency", benchLatency},
 	{"ask", benchAsk},
 	{"pipelined", benchPipelined},
+	{"client", benchClientCPU},
 	{"fanin", benchFanin},
 	{"fanin-serial", benchFaninSerial},
 	{"presence", benchPresence},

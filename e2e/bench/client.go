@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// The Go client's own CPU (pkg/intercom, in this process) per message:
+// first a pipelined sender sends to a session that is registered but not
+// holding (the messages wait in its inbox), then a holder attaches and is
+// pushed the backlog, acking it in batches through its Session. Each phase's
+// CPU time of this process (getrusage: user+system, GC included) divided
+// by the messages is the row; the broker's CPU is not in it.
+
+const (
+	rowClientSendCPU = "client: CPU per sent message (pipelined SendAsync)"
+	rowClientRecvCPU = "client: CPU per received message (pushed, Session.Ack)"
+)
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// profiled runs fn with this process's CPU profile written to name in the
+// profile directory (when there is one) and returns fn's CPU time.
+func profiled(h *procOwner, name string, fn func() error) (time.Duration, error) {
+	if h.profil != "" {
+		f, err := os.Create(filepath.Join(h.profil, name+".cpu.pprof"))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0, err := selfCPU()
+	if err != nil {
+		return 0, err
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	cpu1, err := selfCPU()
+	return cpu1 - cpu0, err
+}
+
+func benchClientCPU(ctx context.Context, h *procOwner, cfg config, r *Results) error {
+	b, err := h.startBroker(ctx, "client")
+	if err != nil {
+		return err
+	}
+	defer b.Stop()
+	cs, err := b.Connect(ctx, "sender")
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	cr, err := b.Connect(ctx, "sink")
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	sender, err := cs.Attach(ctx, intercom.AttachOptions{Name: "sender", NoDeliver: true})
+	if err != nil {
+		return err
+	}
+	parked, err := cr.Attach(ctx, intercom.AttachOptions{Name: "sink", NoDeliver: true})
+	if err != nil {
+		return err
+	}
+	n := cfg.PipelineN
+	sent := newSentIDs(n)
+	sendCPU, err := profiled(h, "client-send", func() error {
+		return pipelinedAsync(ctx, 1, n, cfg.PipelineDepth, func(_, idx int) (*intercom.SendFuture, error) {
+			return cs.SendAsync(wire.SendRequest{From: sender.ID(), To: "sink", Text: text(idx, cfg.TextBytes)})
+		}, sent.add)
+	})
+	if err != nil {
+		return err
+	}
+	if err := parked.Detach(ctx); err != nil {
+		return err
+	}
+	var rcv *receiver
+	recvCPU, err := profiled(h, "client-recv", func() error {
+		sink, err := cr.Attach(ctx, intercom.AttachOptions{ResumeID: parked.ID()})
+		if err != nil {
+			return err
+		}
+		rcv = newReceiver(cr, sink, n)
+		rcv.sessionAck = true
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		rcv.start(rctx)
+		return rcv.waitAcked(ctx, cfg.StepTimeout)
+	})
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
+		return err
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(n) }
+	r.val(rowClientSendCPU, "us CPU", per(sendCPU))
+	r.val(rowClientRecvCPU, "us CPU", per(recvCPU))
+	return nil
+}
