@@ -72,7 +72,7 @@ func fullConfig() config {
 			{Sessions: 300, Lists: 20, LongNames: true},
 		},
 		ColdN: 10, IdleSessions: 100, IdleFor: 10 * time.Second,
-		BridgeLatencyN: 1000, BridgeFaninPer: 1000, BridgeDepth: 16,
+		BridgeLatencyN: 1000, BridgeFaninPer: 2000, BridgeDepth: 200,
 		HookN: 200, StormAgents: 30, StormEvery: 250 * time.Millisecond, StormFor: 30 * time.Second, StormMsgsPer: 20,
 		StepTimeout: 60 * time.Second, ScenarioLimit: 10 * time.Minute,
 	}
@@ -89,7 +89,7 @@ func quickConfig() config {
 	c.Presence = []presenceCase{{Sessions: 1000, Lists: 100}}
 	c.ColdN = 5
 	c.IdleFor = 3 * time.Second
-	c.BridgeLatencyN, c.BridgeFaninPer = 200, 200
+	c.BridgeLatencyN, c.BridgeFaninPer = 200, 1000
 	c.HookN, c.StormFor, c.StormMsgsPer = 50, 10*time.Second, 5
 	c.ScenarioLimit = 2 * time.Minute
 	return c

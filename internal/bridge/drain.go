@@ -95,16 +95,22 @@ func remoteForm(host string, msg wire.Message) wire.Message {
 // one) and their encoded request.
 func (s *side) nextBatch(p *peer, msgs []wire.Message) ([]wire.Message, []byte) {
 	req := wire.BridgeDeliverBatch{Host: s.opts.Name}
-	var data []byte
+	size := 0
 	for _, msg := range msgs[:min(len(msgs), wire.MaxBridgeBatch)] {
-		req.Messages = append(req.Messages, remoteForm(p.host, msg))
-		next, err := wire.LinkJSON(req)
-		if err != nil || (len(next) > batchBytes && len(req.Messages) > 1) {
-			req.Messages = req.Messages[:len(req.Messages)-1]
+		fwd := remoteForm(p.host, msg)
+		one, err := wire.LinkJSON(fwd)
+		if err != nil {
 			break
 		}
-		data = next
+		if size += len(one) + 1; size > batchBytes && len(req.Messages) > 0 {
+			break
+		}
+		req.Messages = append(req.Messages, fwd)
 	}
+	if len(req.Messages) == 0 { // unencodable: alone, it is refused as before batches
+		return msgs[:1], nil
+	}
+	data, _ := wire.LinkJSON(req)
 	return msgs[:len(req.Messages)], data
 }
 
@@ -120,7 +126,7 @@ func (s *side) peerSingle(p *peer) bool {
 // messages the remote broker answered; done is how many were settled and
 // more whether to go on with the rest.
 func (s *side) forwardBatch(ctx context.Context, p *peer, batch []wire.Message, data []byte) (done int, more bool) {
-	if len(data) > wire.MaxLinkPayload { // one message, too big for the link once batched
+	if data == nil || len(data) > wire.MaxLinkPayload { // one message, too big for the link once batched
 		return boolCount(s.forward(ctx, p, batch[0]))
 	}
 	res, err := s.link.Request(reqSubject(p.host, s.opts.Name, opDeliverBatch), data, linkTimeout)
@@ -168,12 +174,31 @@ func boolCount(ok bool) (int, bool) {
 	return 0, false
 }
 
-// ackAll settles acks with the local broker, all requests in flight at
-// once (they share its commits); false when one is not confirmed or kept
-// for later.
+// ackAll settles acks with the local broker in one request (they share
+// its commits); false when one is not confirmed or is kept for later. A
+// broker that predates batched acks gets them as requests all in flight at
+// once.
 func (s *side) ackAll(ctx context.Context, acks []wire.BridgeAck) bool {
+	if len(acks) == 0 {
+		return true
+	}
 	actx, cancel := context.WithTimeout(ctx, linkTimeout)
 	defer cancel()
+	res, err := intercom.Call[wire.BridgeAckBatchReply](actx, s.local, wire.SubjBridgeAckBatch, wire.BridgeAckBatch{Acks: acks})
+	if err == nil {
+		if len(res.Results) != len(acks) {
+			return false
+		}
+		for _, r := range res.Results {
+			if r.Error != nil || r.Result == nil || r.Result.Kept {
+				return false
+			}
+		}
+		return true
+	}
+	if !errors.Is(err, nats.ErrNoResponders) {
+		return false
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	all := true

@@ -206,6 +206,7 @@ func (b *Broker) subscribe() error {
 		b.listen(b.nc, wire.SubjBridgeAck, b.onBridgeAck),
 		b.listen(b.nc, wire.SubjBridgeDeliver, b.onBridgeDeliver),
 		b.listen(b.nc, wire.SubjBridgeBatch, b.onBridgeDeliverBatch),
+		b.listen(b.nc, wire.SubjBridgeAckBatch, b.onBridgeAckBatch),
 		b.listen(b.nc, wire.SubjInboxWait, b.onInboxWait),
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -145,6 +145,20 @@ type BridgeAckReply struct {
 	Kept bool `json:"kept,omitempty"`
 }
 
+// SubjBridgeAckBatch settles several outbox messages in one request
+// (BridgeAckBatch); a broker without it has no responders there.
+const SubjBridgeAckBatch = SubjectPrefix + "bridge.ackbatch"
+
+// BridgeAckBatch is several BridgeAck, each settled as if sent alone.
+type BridgeAckBatch struct {
+	Acks []BridgeAck `json:"acks"`
+}
+
+// BridgeAckBatchReply answers BridgeAckBatch: Results[i] answers Acks[i].
+type BridgeAckBatchReply struct {
+	Results []Reply[BridgeAckReply] `json:"results"`
+}
+
 // BridgeTopic runs a topic operation on behalf of a remote session. Exports
 // are the topic prefixes this host exports to the remote one.
 type BridgeTopic struct {
