@@ -338,13 +338,6 @@ func benchBridgeFanin(ctx context.Context, h *procOwner, cfg config, r *Results)
 	if err != nil {
 		return err
 	}
-	if os.Getenv("BENCH_DEBUG_CPU") != "" {
-		for i, p := range m.bridges {
-			d, _ := p.CPU()
-			bd, _ := m.brokers[i].CPU()
-			fmt.Fprintf(os.Stderr, "host %d: bridge %v broker %v (whole life)\n", i, d, bd)
-		}
-	}
 	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
 		return err
 	}
