@@ -24,6 +24,9 @@ import (
 const (
 	rowClientSendCPU = "client: CPU per sent message (pipelined SendAsync)"
 	rowClientRecvCPU = "client: CPU per received message (pushed, Session.Ack)"
+	// The bench process's CPU in the 50-sender fan-in: 50 sending clients
+	// and the holder, per message.
+	rowFaninClientCPU = "fan-in: 50 senders: client CPU per message (senders and holder)"
 )
 
 // selfCPU is this process's user+system CPU time so far.

@@ -447,6 +447,7 @@ func (r *Results) checkTargets(cfg config) {
 	// 6.6 µs, measured by this bench on main at 37e27db), and the bridge.
 	pick("client CPU per sent message", rowClientSendCPU, "value", "≤ 6.1 µs (half of 12.2)", "µs", 6.1, true)
 	pick("client CPU per received message", rowClientRecvCPU, "value", "≤ 3.3 µs (half of 6.6)", "µs", 3.3, true)
+	pick("client CPU per message in the 50-sender fan-in", rowFaninClientCPU, "value", "≤ 16 µs (half of ≈ 32)", "µs", 16, true)
 	ratio("bridge fan-in vs local 50-sender fan-in", "bridge_fanin_vs_local_fanin", "≥ 0.25×", 0.25, false)
 	pick("bridge send→delivered p50", rowBridgeLatency, "p50", "≤ 1 ms", "ms", 1, true)
 	// "reference": pi-intercom, a non-durable TypeScript broker measured on this machine.
