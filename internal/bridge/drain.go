@@ -130,6 +130,18 @@ func (s *side) forwardBatch(ctx context.Context, p *peer, batch []wire.Message, 
 		return boolCount(s.forward(ctx, p, batch[0]))
 	}
 	res, err := s.link.Request(reqSubject(p.host, s.opts.Name, opDeliverBatch), data, linkTimeout)
+	if errors.Is(err, nats.ErrNoResponders) {
+		// Nobody takes batches there: a peer that answers only single
+		// deliveries (or none, when its bridge is away). The first message
+		// alone tells which.
+		ok := s.forward(ctx, p, batch[0])
+		if ok {
+			s.mu.Lock()
+			p.noBatch = true
+			s.mu.Unlock()
+		}
+		return boolCount(ok)
+	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			s.setPeerError(p, "forward: "+err.Error())
