@@ -168,14 +168,6 @@ func (b *Broker) settleOutbox(m *nats.Msg, req wire.BridgeAck) {
 			return
 		}
 	}
-	if req.Error == nil && !req.Transient {
-		// Stored remotely: the waiting sender hears it now, not after the
-		// outbox entry is gone (were that lost, the message would be sent
-		// again and recognised there as a duplicate).
-		if wait := b.routes.settled(req.ID); wait != nil {
-			wait <- req
-		}
-	}
 	var settled *wire.Message
 	var settledSlot store.Slot
 	b.cmt.Submit(store.Op{
