@@ -76,7 +76,7 @@ func TestBenchHarness(t *testing.T) {
 		rowList(cfg.Presence[0].Sessions, false), rowRSS(cfg.Presence[0].Sessions, false),
 		rowColdFresh, rowColdExist, rowIdleCPU,
 		rowHookWall, rowHookFloor, rowStormRate, rowStormCPU, rowStormMsgs,
-		rowClientSendCPU, rowClientRecvCPU, rowFaninClientCPU, rowBridgeLatency, rowBridgeFanin, rowBridgeCPU,
+		rowClientSendCPU, rowClientRecvCPU, rowClientFloorCPU, rowFaninClientCPU, rowBridgeLatency, rowBridgeFanin, rowBridgeCPU,
 	}
 	for _, n := range want {
 		if !names[n] {

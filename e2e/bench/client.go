@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -24,6 +28,9 @@ import (
 const (
 	rowClientSendCPU = "client: CPU per sent message (pipelined SendAsync)"
 	rowClientRecvCPU = "client: CPU per received message (pushed, Session.Ack)"
+	// The floor of the sent row: raw nats.go requests through the gateway,
+	// as many in flight, one wildcard reply subscription, no intercom.
+	rowClientFloorCPU = "client floor: CPU per pipelined raw NATS request/reply"
 	// The bench process's CPU in the 50-sender fan-in: 50 sending clients
 	// and the holder, per message.
 	rowFaninClientCPU = "fan-in: 50 senders: client CPU per message (senders and holder)"
@@ -124,8 +131,67 @@ func benchClientCPU(ctx context.Context, h *procOwner, cfg config, r *Results) e
 	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
 		return err
 	}
+	payload := mustJSON(wire.SendRequest{From: from, To: "sink", Text: texts[0], ClientMsgID: "0123456789abcdef0123456789abcdef"})
+	floorCPU, err := clientFloor(ctx, h, cfg, n, payload)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(n) }
 	r.val(rowClientSendCPU, "us CPU", per(sendCPU))
 	r.val(rowClientRecvCPU, "us CPU", per(recvCPU))
+	r.val(rowClientFloorCPU, "us CPU", per(floorCPU))
 	return nil
+}
+
+// clientFloor is this process's CPU time for n raw requests of payload to
+// the floor server's echo responder, cfg.PipelineDepth in flight, answers
+// on one wildcard subscription (what SendAsync does, without intercom).
+func clientFloor(ctx context.Context, h *procOwner, cfg config, n int, payload []byte) (time.Duration, error) {
+	fs, err := startFloorServer(h)
+	if err != nil {
+		return 0, err
+	}
+	defer fs.Stop()
+	nc, err := fs.gwConnect("floor-pipelined")
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	inbox := nc.NewInbox() + "."
+	window := make(chan struct{}, cfg.PipelineDepth)
+	var got atomic.Int64
+	all := make(chan struct{})
+	sub, err := nc.Subscribe(inbox+"*", func(*nats.Msg) {
+		<-window
+		if got.Add(1) == int64(n) {
+			close(all)
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	if err := nc.Flush(); err != nil {
+		return 0, err
+	}
+	return profiled(h, "client-floor", func() error {
+		for i := range n {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if err := nc.PublishRequest(floorSubj, inbox+strconv.FormatUint(uint64(i), 36), payload); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-all:
+			return nil
+		case <-time.After(cfg.StepTimeout):
+			return fmt.Errorf("%d of %d answers", got.Load(), n)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 }

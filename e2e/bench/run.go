@@ -394,6 +394,11 @@ func (r *Results) computeRatios() {
 			r.Ratios["pipelined_vs_floor"] = round3(*p.Value / *fl.Value)
 		}
 	}
+	if c, ok := r.get(rowClientSendCPU); ok {
+		if fl, ok := r.get(rowClientFloorCPU); ok && *fl.Value > 0 {
+			r.Ratios["client_send_cpu_vs_floor"] = round3(*c.Value / *fl.Value)
+		}
+	}
 	if b, ok := r.get(rowBridgeFanin); ok {
 		if f, ok := r.get(rowFanin); ok {
 			r.Ratios["bridge_fanin_vs_local_fanin"] = round3(*b.Value / *f.Value)
