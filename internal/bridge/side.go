@@ -229,10 +229,13 @@ func (s *side) handle(p *peer, m *nats.Msg) {
 			respondErr(m, wire.Errorf(wire.CodeBadRequest, "bad delivery batch"))
 			return
 		}
-		if n := len(req.Messages); n > 1 && !p.msgs.AllowN(now, n-1) { // the request took one
-			respondErr(m, wire.Errorf(wire.CodeQuota, "quota_exceeded: %s sends more than %g messages per second here", from, s.opts.Limits.MsgsPerSec))
-			return
+		// The request took one message's share of the rate: the batch is cut
+		// to what the rest allows (the sender sends the others later).
+		k := len(req.Messages)
+		for k > 1 && !p.msgs.AllowN(now, k-1) {
+			k /= 2
 		}
+		req.Messages = req.Messages[:k]
 		req.Host, req.Limits = from, &limits
 		s.relayBatch(m, req)
 	case opTopic:
