@@ -96,13 +96,19 @@ func remoteForm(host string, msg wire.Message) wire.Message {
 func (s *side) nextBatch(p *peer, msgs []wire.Message) ([]wire.Message, []byte) {
 	req := wire.BridgeDeliverBatch{Host: s.opts.Name}
 	size := 0
-	for _, msg := range msgs[:min(len(msgs), wire.MaxBridgeBatch)] {
+	s.mu.Lock()
+	most, budget := wire.MaxBridgeBatch, batchBytes
+	if p.batchShrink > 0 { // a slow link: smaller batches, each within the link timeout
+		most, budget = max(1, most>>p.batchShrink), max(1, budget>>p.batchShrink)
+	}
+	s.mu.Unlock()
+	for _, msg := range msgs[:min(len(msgs), most)] {
 		fwd := remoteForm(p.host, msg)
 		one, err := wire.LinkJSON(fwd)
 		if err != nil {
 			break
 		}
-		if size += len(one) + 1; size > batchBytes && len(req.Messages) > 0 {
+		if size += len(one) + 1; size > budget && len(req.Messages) > 0 {
 			break
 		}
 		req.Messages = append(req.Messages, fwd)
@@ -147,8 +153,12 @@ func (s *side) forwardBatch(ctx context.Context, p *peer, batch []wire.Message, 
 			s.setPeerError(p, "forward: "+err.Error())
 			s.log.Debug("forward deferred", "host", p.host, "n", len(batch), "err", err)
 		}
+		if errors.Is(err, nats.ErrTimeout) && len(batch) > 1 {
+			s.resizeBatches(p, true)
+		}
 		return 0, false // link or host down: the outbox keeps them
 	}
+	s.resizeBatches(p, false)
 	var out wire.Reply[wire.BridgeDeliverBatchReply]
 	if err := json.Unmarshal(res.Data, &out); err != nil {
 		s.setPeerError(p, "forward: unreadable answer")
@@ -177,6 +187,20 @@ func (s *side) forwardBatch(ctx context.Context, p *peer, batch []wire.Message, 
 		return 0, false
 	}
 	return len(acks), len(acks) > 0 && len(acks) == len(out.Result.Results)
+}
+
+// resizeBatches halves p's batches after a batch timed out (a slow link
+// must still carry one within the link timeout), and grows them back, one
+// step per answered batch.
+func (s *side) resizeBatches(p *peer, timedOut bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case timedOut && p.batchShrink < 8:
+		p.batchShrink++
+	case !timedOut && p.batchShrink > 0:
+		p.batchShrink--
+	}
 }
 
 func boolCount(ok bool) (int, bool) {

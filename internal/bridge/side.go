@@ -64,15 +64,16 @@ type peer struct {
 	presBytes *rate.Limiter  // their bytes
 
 	// guarded by side.mu
-	seen      time.Time      // last presence
-	version   string         // of the last sessions received
-	sessions  []wire.Session // the last sessions received
-	fresh     bool           // sessions not yet reported to the broker
-	everFull  bool           // a full presence was received
-	reported  bool           // the broker was told it is up
-	lastErr   string
-	dropNotes int  // presence or requests dropped for its rate
-	noBatch   bool // its bridge predates batched deliveries
+	seen        time.Time      // last presence
+	version     string         // of the last sessions received
+	sessions    []wire.Session // the last sessions received
+	fresh       bool           // sessions not yet reported to the broker
+	everFull    bool           // a full presence was received
+	reported    bool           // the broker was told it is up
+	lastErr     string
+	dropNotes   int  // presence or requests dropped for its rate
+	noBatch     bool // its bridge predates batched deliveries
+	batchShrink int  // its batches are halved this many times (a slow link)
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
