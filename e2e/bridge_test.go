@@ -623,6 +623,9 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 	for got < n {
 		next()
 	}
+	// The stream can be through (in batches) before beta's broker hears
+	// that alpha is back: the marker waits for that, or it is only queued.
+	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected again on beta")
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
 }
 

@@ -76,6 +76,7 @@ func TestBenchHarness(t *testing.T) {
 		rowList(cfg.Presence[0].Sessions, false), rowRSS(cfg.Presence[0].Sessions, false),
 		rowColdFresh, rowColdExist, rowIdleCPU,
 		rowHookWall, rowHookCLI, rowHookFloor, rowHookCPU, rowFloorCPU, rowStormRate, rowStormCPU, rowStormMsgs,
+		rowClientSendCPU, rowClientRecvCPU, rowClientFloorCPU, rowFaninClientCPU, rowBridgeLatency, rowBridgeFanin, rowBridgeCPU,
 	}
 	for _, n := range want {
 		if !names[n] {

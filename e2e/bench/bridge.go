@@ -24,6 +24,7 @@ import (
 const (
 	rowBridgeLatency = "bridge: send→delivered across the hub (joiner → joiner)"
 	rowBridgeFanin   = "bridge: fan-in, 4 hosts → 1 across the hub (delivered+acked)"
+	rowBridgeCPU     = "bridge: fan-in, CPU per message (5 brokers and 5 bridges together)"
 )
 
 var benchQuotas = []string{"--max-msgs-per-sec", "1000000", "--max-bytes-per-sec", "1048576MiB",
@@ -46,6 +47,26 @@ func (m *bridgeMesh) stop() {
 	for _, b := range m.brokers {
 		b.Stop()
 	}
+}
+
+// CPU is the CPU time of every broker and bridge of the mesh so far.
+func (m *bridgeMesh) CPU() (time.Duration, error) {
+	var sum time.Duration
+	for _, p := range m.bridges {
+		d, err := p.CPU()
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	for _, b := range m.brokers {
+		d, err := b.CPU()
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
 }
 
 // startMesh starts n brokers and links them: host 0 serves, the others join.
@@ -249,8 +270,9 @@ func benchBridgeLatency(ctx context.Context, h *procOwner, cfg config, r *Result
 }
 
 // benchBridgeFanin: sessions on h0..h3 (the hub's host among them) send to
-// one holder on h4, each with cfg.BridgeDepth sends in flight; messages
-// per second until every one is delivered and acked, exactly once.
+// one holder on h4, each pipelined (SendAsync) with cfg.BridgeDepth sends
+// in flight (4 × 200: as many as the local fan-in's 50 × 16); messages per
+// second until every one is delivered and acked, exactly once.
 func benchBridgeFanin(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	m, err := h.startMesh(ctx, "bridge-fanin", 5)
 	if err != nil {
@@ -294,14 +316,16 @@ func benchBridgeFanin(ctx context.Context, h *procOwner, cfg config, r *Results)
 	defer cancel()
 	rcv.start(rctx)
 	sent := newSentIDs(total)
-	start := time.Now()
-	err = pipelined(ctx, len(ss), per, cfg.BridgeDepth, func(k, idx int) error {
-		rep, err := ss[k].c.Send(ctx, wire.SendRequest{From: ss[k].id, To: "sink@h4", Text: text(idx, cfg.TextBytes)})
-		if err == nil {
-			rep.ID += "@" + ss[k].host
-			sent.add(rep, idx)
-		}
+	cpu0, err := m.CPU()
+	if err != nil {
 		return err
+	}
+	start := time.Now()
+	err = pipelinedAsync(ctx, len(ss), per, cfg.BridgeDepth, func(k, idx int) (*intercom.SendFuture, error) {
+		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink@h4", Text: text(idx, cfg.TextBytes)})
+	}, func(rep wire.SendReply, idx int) {
+		rep.ID += "@" + ss[idx/per].host
+		sent.add(rep, idx)
 	})
 	if err != nil {
 		return err
@@ -310,9 +334,14 @@ func benchBridgeFanin(ctx context.Context, h *procOwner, cfg config, r *Results)
 		return err
 	}
 	elapsed := time.Since(start)
+	cpu1, err := m.CPU()
+	if err != nil {
+		return err
+	}
 	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
 		return err
 	}
 	r.val(rowBridgeFanin, unitMsgPerSec, float64(total)/elapsed.Seconds())
+	r.val(rowBridgeCPU, "us CPU", float64(cpu1-cpu0)/float64(time.Microsecond)/float64(total))
 	return nil
 }

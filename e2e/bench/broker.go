@@ -220,9 +220,9 @@ func (b *broker) RSS() (float64, error) {
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
 const clockTicks = 100
 
-// CPU returns the broker's user+system CPU time.
-func (b *broker) CPU() (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(b.pid) + "/stat")
+// CPU returns the process's user+system CPU time.
+func (p *proc) CPU() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}

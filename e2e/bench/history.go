@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/history"
@@ -89,8 +88,8 @@ func benchSearch(ctx context.Context, h *procOwner, cfg config, r *Results) erro
 		rng := rand.New(rand.NewPCG(2, 3))
 		for _, words := range []int{1, 2} {
 			samples := make([]time.Duration, 0, queries)
-			runtime.GC() // the catch-up's garbage is not the queries'
-			cpu0 := selfCPU()
+			runtime.GC()         // the catch-up's garbage is not the queries'
+			cpu0, _ := selfCPU() // a failed reading shows as 0
 			for range queries {
 				q := make([]string, words)
 				for i := range q {
@@ -102,7 +101,8 @@ func benchSearch(ctx context.Context, h *procOwner, cfg config, r *Results) erro
 				}
 				samples = append(samples, time.Since(st))
 			}
-			cpu := selfCPU() - cpu0
+			cpu1, _ := selfCPU()
+			cpu := cpu1 - cpu0
 			r.lat(rowSearch(n, words), "ms", samples)
 			r.val(rowSearchP95(n, words), "ms", float64(percentile(samples, 95))/float64(time.Millisecond))
 			r.val(rowSearch(n, words)+", CPU per query", "ms CPU", float64(cpu)/float64(time.Millisecond)/float64(queries))
@@ -302,16 +302,6 @@ func medianOf(vs []float64) float64 {
 		return (vs[m-1] + vs[m]) / 2
 	}
 	return vs[m]
-}
-
-// selfCPU is the CPU time this process has used (user and system): a
-// query's cost that a loaded machine's waiting does not inflate.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // generated is a history of n messages made up on the fly (a

@@ -32,7 +32,7 @@ func main() {
 	broker := flag.String("broker", "", "intercom-broker binary (default $INTERCOM_BROKER, else built from ./cmd/intercom-broker)")
 	out := flag.String("out", "", "JSON results file (default $BENCH_OUT, else bench-results.json)")
 	profDir := flag.String("profile-dir", "", "write the broker's CPU and allocation profiles of each scenario into this directory")
-	only := flag.String("only", "", "comma-separated scenarios to run (floor,latency,ask,pipelined,fanin,fanin-serial,presence,coldstart,idle,bridge,bridge-fanin,hooks,search,history-cost)")
+	only := flag.String("only", "", "comma-separated scenarios to run (floor,latency,ask,pipelined,client,fanin,fanin-serial,presence,coldstart,idle,bridge,bridge-fanin,hooks,search,history-cost)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (homes, broker logs)")
 	flag.Parse()
 

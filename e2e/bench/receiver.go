@@ -51,6 +51,9 @@ type receiver struct {
 	n   int
 	// handle runs for each message before its ack is queued (asks reply).
 	handle func(ctx context.Context, m wire.Message) error
+	// sessionAck: ack through the Session (its bookkeeping, as a holder
+	// does) instead of one raw ack request.
+	sessionAck bool
 
 	mu      sync.Mutex
 	count   []int          // deliveries per index
@@ -144,7 +147,7 @@ func (r *receiver) ackLoop(ctx context.Context) {
 				break drain
 			}
 		}
-		k, err := r.c.Ack(ctx, r.sid, batch...)
+		k, err := r.ack(ctx, batch)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.fail(fmt.Errorf("ack: %w", err))
@@ -155,6 +158,17 @@ func (r *receiver) ackLoop(ctx context.Context) {
 			r.once.Do(func() { close(r.allAcked) })
 		}
 	}
+}
+
+// ack acks batch and returns how many the broker confirmed.
+func (r *receiver) ack(ctx context.Context, batch []string) (int, error) {
+	if !r.sessionAck {
+		return r.c.Ack(ctx, r.sid, batch...)
+	}
+	if err := r.s.Ack(ctx, batch...); err != nil {
+		return 0, err
+	}
+	return len(batch), nil
 }
 
 // waitArrival waits for the first arrival of idx and returns its time.

@@ -23,12 +23,13 @@ func benchPipelined(ctx context.Context, h *procOwner, cfg config, r *Results) e
 }
 
 func benchFanin(ctx context.Context, h *procOwner, cfg config, r *Results) error {
-	rate, cpu, err := flood(ctx, h, cfg, "fanin", cfg.FaninSenders, cfg.FaninPer, cfg.FaninDepth)
+	rate, cpu, client, err := floodClients(ctx, h, cfg, "fanin", cfg.FaninSenders, cfg.FaninPer, cfg.FaninDepth)
 	if err != nil {
 		return err
 	}
 	r.val(rowFanin, unitMsgPerSec, rate)
 	r.val(rowFaninCPU, "us CPU", cpu)
+	r.val(rowFaninClientCPU, "us CPU", client)
 	return nil
 }
 
@@ -47,19 +48,26 @@ func benchFaninSerial(ctx context.Context, h *procOwner, cfg config, r *Results)
 // acked, and the broker's CPU time per message (send and ack) meanwhile;
 // then it checks exactly-once delivery.
 func flood(ctx context.Context, h *procOwner, cfg config, name string, senders, per, depth int) (float64, float64, error) {
+	rate, cpu, _, err := floodClients(ctx, h, cfg, name, senders, per, depth)
+	return rate, cpu, err
+}
+
+// floodClients is flood that also returns this process's CPU time per
+// message (the clients': senders and holder).
+func floodClients(ctx context.Context, h *procOwner, cfg config, name string, senders, per, depth int) (float64, float64, float64, error) {
 	b, err := h.startBroker(ctx, name)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer b.Stop()
 	cb, err := b.Connect(ctx, "sink")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer cb.Close()
 	sink, err := cb.Attach(ctx, intercom.AttachOptions{Name: "sink"})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	type sender struct {
 		c  *intercom.Client
@@ -69,12 +77,12 @@ func flood(ctx context.Context, h *procOwner, cfg config, name string, senders, 
 	for k := range ss {
 		c, err := b.Connect(ctx, fmt.Sprintf("s%02d", k))
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		defer c.Close()
 		s, err := c.Attach(ctx, intercom.AttachOptions{Name: fmt.Sprintf("s%02d", k), NoDeliver: true})
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		ss[k] = sender{c, s.ID()}
 	}
@@ -86,27 +94,36 @@ func flood(ctx context.Context, h *procOwner, cfg config, name string, senders, 
 	sent := newSentIDs(total)
 	cpu0, err := b.CPU()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	self0, err := selfCPU()
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	start := time.Now()
 	err = pipelinedAsync(ctx, senders, per, depth, func(k, idx int) (*intercom.SendFuture, error) {
 		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: text(idx, cfg.TextBytes)})
 	}, sent.add)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if err := rcv.waitAcked(ctx, cfg.StepTimeout); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	elapsed := time.Since(start)
 	cpu1, err := b.CPU()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	self1, err := selfCPU()
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	if err := errors.Join(sent.check(), rcv.verify(ctx, sent.ids)); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return float64(total) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(total), nil
+	perMsg := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(total) }
+	return float64(total) / elapsed.Seconds(), perMsg(cpu1 - cpu0), perMsg(self1 - self0), nil
 }
 
 // pipelined runs send for per messages of each of senders senders, depth

@@ -18,8 +18,11 @@ const (
 	relayPrefix = "icb.hpres." // presence as the embedded hub relays it, within each host's rates
 	inboxRoot   = "icb.inbox."
 	opDeliver   = "deliver"
-	opTopic     = "topic"
-	responseTTL = 10 * time.Second
+	// opDeliverBatch carries several messages (wire.BridgeDeliverBatch); a
+	// bridge that predates it answers "unknown operation".
+	opDeliverBatch = "deliverbatch"
+	opTopic        = "topic"
+	responseTTL    = 10 * time.Second
 )
 
 func token(host string) string    { return strings.ReplaceAll(host, ".", "_") }

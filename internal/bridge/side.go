@@ -64,14 +64,16 @@ type peer struct {
 	presBytes *rate.Limiter  // their bytes
 
 	// guarded by side.mu
-	seen      time.Time      // last presence
-	version   string         // of the last sessions received
-	sessions  []wire.Session // the last sessions received
-	fresh     bool           // sessions not yet reported to the broker
-	everFull  bool           // a full presence was received
-	reported  bool           // the broker was told it is up
-	lastErr   string
-	dropNotes int // presence or requests dropped for its rate
+	seen        time.Time      // last presence
+	version     string         // of the last sessions received
+	sessions    []wire.Session // the last sessions received
+	fresh       bool           // sessions not yet reported to the broker
+	everFull    bool           // a full presence was received
+	reported    bool           // the broker was told it is up
+	lastErr     string
+	dropNotes   int  // presence or requests dropped for its rate
+	noBatch     bool // its bridge predates batched deliveries
+	batchShrink int  // its batches are halved this many times (a slow link)
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
@@ -222,6 +224,21 @@ func (s *side) handle(p *peer, m *nats.Msg) {
 		}
 		req.Host, req.Limits = from, &limits // the link vouches for the host; never trust a claimed one
 		s.relay(m, wire.SubjBridgeDeliver, req)
+	case opDeliverBatch:
+		var req wire.BridgeDeliverBatch
+		if err := json.Unmarshal(m.Data, &req); err != nil || len(req.Messages) == 0 || len(req.Messages) > wire.MaxBridgeBatch {
+			respondErr(m, wire.Errorf(wire.CodeBadRequest, "bad delivery batch"))
+			return
+		}
+		// The request took one message's share of the rate: the batch is cut
+		// to what the rest allows (the sender sends the others later).
+		k := len(req.Messages)
+		for k > 1 && !p.msgs.AllowN(now, k-1) {
+			k /= 2
+		}
+		req.Messages = req.Messages[:k]
+		req.Host, req.Limits = from, &limits
+		s.relayBatch(m, req)
 	case opTopic:
 		var req wire.BridgeTopic
 		if err := json.Unmarshal(m.Data, &req); err != nil {

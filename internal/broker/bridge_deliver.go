@@ -106,17 +106,24 @@ func validRemoteMessage(host string, in wire.Message) (wire.SendRequest, error) 
 // onBridgeDeliver stores a message that arrived from a bridged host into a
 // local inbox, exactly once per remote message id.
 func (b *Broker) onBridgeDeliver(m *nats.Msg) {
-	fail := func(err error) { respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)}) }
 	var req wire.BridgeDeliver
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		fail(wire.Errorf(wire.CodeBadRequest, "decode bridge delivery: %v", err))
+		respond(m, wire.Reply[wire.SendReply]{Error: wire.Errorf(wire.CodeBadRequest, "decode bridge delivery: %v", err)})
 		return
 	}
+	b.deliverFromHost(m, req, len(m.Data))
+}
+
+// deliverFromHost stores one message of req.Host and answers m once it is
+// committed (or refused); false means it was refused before it was handed
+// to the commit (the answer is given already). size is its encoded size.
+func (b *Broker) deliverFromHost(m *nats.Msg, req wire.BridgeDeliver, size int) bool {
+	fail := func(err error) { respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)}) }
 	in, host, lim := req.Message, req.Host, limitsOf(req.Limits)
 	sreq, err := validRemoteMessage(host, in)
 	if err != nil {
 		fail(err)
-		return
+		return false
 	}
 	id := in.ID + "@" + host // namespaced: never a local message's or ask's id
 	dkey := store.ClientID{Scope: sreq.From, ID: in.ID}
@@ -124,13 +131,13 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	seq, err := b.seq.Next()
 	if err != nil {
 		fail(err)
-		return
+		return false
 	}
 	body := wire.Message{Text: in.Text, Attachments: in.Attachments}
-	size := int64(body.Size())
+	stored := int64(body.Size())
 	if err := b.routes.admit(host, lim.Hosts); err != nil {
 		fail(err)
-		return
+		return false
 	}
 	to, err := b.sessions.lookup(in.To, "")
 	if err == nil && to.Ephemeral {
@@ -138,12 +145,12 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	}
 	if err != nil {
 		fail(err)
-		return
+		return false
 	}
 	// A retry of a stored message is answered "duplicate", whatever the quota.
-	if err := b.ledger.reserve(host, size, lim, known); err != nil {
+	if err := b.ledger.reserve(host, stored, lim, known); err != nil {
 		fail(err)
-		return
+		return false
 	}
 	p := &preparedSend{req: sreq, toRow: to, ask: in.ExpectsReply, dkey: dkey}
 	p.retry = b.sends.committing(p.dkey) // answered once the first is committed (applySend)
@@ -161,11 +168,12 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		After: func(err error) {
-			b.ledger.unreserve(host, size)
+			b.ledger.unreserve(host, stored)
 			b.afterSend(m, p, err)
 		},
-		Size: len(m.Data),
+		Size: size,
 	})
+	return true
 }
 
 // deliveredBefore reports whether a remote message was stored already (its

@@ -149,7 +149,16 @@ func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, e
 // the message stays queued and the bridge retries later.
 func (b *Broker) onBridgeAck(m *nats.Msg) {
 	var req wire.BridgeAck
-	if err := json.Unmarshal(m.Data, &req); err != nil || !wire.ValidHost(req.Host) || req.ID == "" {
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, wire.Reply[wire.BridgeAckReply]{Error: wire.Errorf(wire.CodeBadRequest, "bad bridge ack")})
+		return
+	}
+	b.settleOutbox(m, req)
+}
+
+// settleOutbox is onBridgeAck of one decoded ack, answered on m.
+func (b *Broker) settleOutbox(m *nats.Msg, req wire.BridgeAck) {
+	if !wire.ValidHost(req.Host) || req.ID == "" {
 		respond(m, wire.Reply[wire.BridgeAckReply]{Error: wire.Errorf(wire.CodeBadRequest, "bad bridge ack")})
 		return
 	}

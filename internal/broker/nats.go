@@ -159,6 +159,9 @@ func respond(m *nats.Msg, v any) {
 		return
 	}
 	data, _ := json.Marshal(v)
+	if answeredInBatch(m, data) {
+		return
+	}
 	_ = m.Respond(data)
 }
 
@@ -203,6 +206,8 @@ func (b *Broker) subscribe() error {
 		b.listen(b.nc, wire.SubjPublish, b.onPublish),
 		b.listen(b.nc, wire.SubjBridgeAck, b.onBridgeAck),
 		b.listen(b.nc, wire.SubjBridgeDeliver, b.onBridgeDeliver),
+		b.listen(b.nc, wire.SubjBridgeBatch, b.onBridgeDeliverBatch),
+		b.listen(b.nc, wire.SubjBridgeAckBatch, b.onBridgeAckBatch),
 		b.listen(b.nc, wire.SubjInboxWait, b.onInboxWait),
 	}
 	if err := errors.Join(errs...); err != nil {

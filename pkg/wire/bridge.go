@@ -98,6 +98,30 @@ type BridgeDeliver struct {
 	Limits  *BridgeLimits `json:"limits,omitempty"`
 }
 
+// SubjBridgeBatch stores several messages of one host in one request
+// (BridgeDeliverBatch); a broker without it has no responders there.
+const SubjBridgeBatch = SubjectPrefix + "bridge.deliverbatch"
+
+// BridgeDeliverBatch stores messages that came from host, in their order:
+// each as one BridgeDeliver, stopping at the first refused before it was
+// stored (those after it are not tried, so a later message is never stored
+// ahead of an earlier one that is retried).
+type BridgeDeliverBatch struct {
+	Host     string        `json:"host"`
+	Messages []Message     `json:"messages"`
+	Limits   *BridgeLimits `json:"limits,omitempty"`
+}
+
+// BridgeDeliverBatchReply answers BridgeDeliverBatch: Results[i] is what
+// BridgeDeliver of Messages[i] answered; messages past the results were not
+// tried.
+type BridgeDeliverBatchReply struct {
+	Results []Reply[SendReply] `json:"results"`
+}
+
+// MaxBridgeBatch is the most messages one BridgeDeliverBatch carries.
+const MaxBridgeBatch = 256
+
 // BridgeOutboxRequest asks for the messages waiting for host.
 type BridgeOutboxRequest struct {
 	Host  string `json:"host"`
@@ -119,6 +143,20 @@ type BridgeAck struct {
 // BridgeAckReply answers BridgeAck.
 type BridgeAckReply struct {
 	Kept bool `json:"kept,omitempty"`
+}
+
+// SubjBridgeAckBatch settles several outbox messages in one request
+// (BridgeAckBatch); a broker without it has no responders there.
+const SubjBridgeAckBatch = SubjectPrefix + "bridge.ackbatch"
+
+// BridgeAckBatch is several BridgeAck, each settled as if sent alone.
+type BridgeAckBatch struct {
+	Acks []BridgeAck `json:"acks"`
+}
+
+// BridgeAckBatchReply answers BridgeAckBatch: Results[i] answers Acks[i].
+type BridgeAckBatchReply struct {
+	Results []Reply[BridgeAckReply] `json:"results"`
 }
 
 // BridgeTopic runs a topic operation on behalf of a remote session. Exports
