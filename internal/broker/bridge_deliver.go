@@ -140,6 +140,11 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 		fail(err)
 		return
 	}
+	hold, err := b.gateBridged(to, in.From.Name+"@"+host, sreq.From, sreq.ReplyTo)
+	if err != nil {
+		fail(err)
+		return
+	}
 	// A retry of a stored message is answered "duplicate", whatever the quota.
 	if err := b.ledger.reserve(host, size, lim, known); err != nil {
 		fail(err)
@@ -153,6 +158,12 @@ func (b *Broker) onBridgeDeliver(m *nats.Msg) {
 		Thread: sreq.Thread, QueueMode: sreq.QueueMode, Attachments: sreq.Attachments, SentAt: sentAt(in.SentAt)}
 	if in.Topic != "" { // a wake-up from a topic of that host
 		p.msg.Topic, p.msg.Event, p.msg.Resource, p.msg.Ownership = in.Topic+"@"+host, in.Event, in.Resource, in.Ownership
+	}
+	if hold {
+		b.ledger.unreserve(host, size)
+		p.held, p.ask = true, false
+		b.holdSend(m, p)
+		return
 	}
 	p.slot = store.InboxSlot(to.ID, seq)
 	if !p.retry {

@@ -34,6 +34,9 @@ type Config struct {
 	// many bytes of delivered messages and topic records are kept.
 	HistoryMaxAgeMs int64 `json:"historyMaxAgeMs"`
 	HistoryMaxBytes int64 `json:"historyMaxBytes"`
+	// Inbound is each session's inbound policy by session name ("*": every
+	// other session), inbound.go; none accepts everything.
+	Inbound map[string]InboundRule `json:"inbound,omitempty"`
 }
 
 // Defaults returns the configuration used when config.json is absent.
@@ -129,6 +132,7 @@ var known = map[string]func(json.RawMessage, *Config) error{
 		c.HistoryMaxBytes = v
 		return nil
 	},
+	"inbound": parseInbound,
 	"brokerArgs": func(raw json.RawMessage, c *Config) error {
 		var v []string
 		if err := strictUnmarshal(raw, &v); err != nil {
