@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/intercom-dev/intercom/internal/proctree"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Who is a person: the broker marks a message FromPerson when its sender's
@@ -87,6 +88,19 @@ func (b *Broker) fromPerson(cid uint64, sid, host string) bool {
 	t.verdict[key] = v
 	t.mu.Unlock()
 	return v
+}
+
+// markPersons sets Person on the rows of connected local sessions held by
+// a person's process.
+func (b *Broker) markPersons(rows []wire.Session) {
+	for i := range rows {
+		if rows[i].Host != "" || !rows[i].Connected {
+			continue
+		}
+		if s, ok := b.sessions.get(rows[i].ID); ok {
+			rows[i].Person = b.fromPerson(s.cid, s.ID, s.Host)
+		}
+	}
 }
 
 // personProcess reports whether process pid is a person's: readable, with

@@ -76,6 +76,7 @@ func AppendSession(dst []byte, s *Session) []byte {
 	boolean("self", s.Self)
 	integer("queued", s.Queued)
 	str("host", s.Host)
+	boolean("person", s.Person)
 	return append(dst, '}')
 }
 
@@ -200,6 +201,8 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 			ok = readBool(v, &s.Ephemeral)
 		case "self":
 			ok = readBool(v, &s.Self)
+		case "person":
+			ok = readBool(v, &s.Person)
 		case "pending_asks":
 			ok = readInt(v, &s.PendingAsks)
 		case "queued":

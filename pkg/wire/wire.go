@@ -77,6 +77,10 @@ type Session struct {
 	Self                 bool       `json:"self"`
 	Queued               int        `json:"queued"`
 	Host                 string     `json:"host,omitempty"` // set on sessions of a bridged machine
+	// Person: the broker found a person behind the session's connection
+	// (intercom ui, a terminal), not an agent; its messages carry
+	// Message.FromPerson.
+	Person bool `json:"person,omitempty"`
 }
 
 // RegisterRequest creates or resumes a session held by the sending connection.
