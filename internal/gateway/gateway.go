@@ -182,11 +182,15 @@ func (g *Gateway) splice(c *net.UnixConn, pid int) {
 		return
 	}
 	defer g.track(c, false)
-	from, cid := g.peers.learn(ic, c, pid)
-	defer g.peers.forget(cid)
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(ic, c); ic.Close(); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, from); c.Close(); done <- struct{}{} }()
+	go func() {
+		cid := g.peers.learn(ic, c, pid)
+		defer g.peers.forget(cid)
+		_, _ = io.Copy(c, ic)
+		c.Close()
+		done <- struct{}{}
+	}()
 	<-done
 	<-done
 }

@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -21,32 +19,38 @@ type peerTable struct {
 // maxInfoLine bounds the server's INFO line read at connection start.
 const maxInfoLine = 64 << 10
 
-// learn reads the server's first line on ic (INFO, naming the client id),
-// passes it on to c and records pid under that id. It returns the reader
-// the rest of the server's bytes come from, and the id (0 when the line
-// did not name one: nothing recorded).
-func (t *peerTable) learn(ic net.Conn, c net.Conn, pid int) (io.Reader, uint64) {
-	br := bufio.NewReaderSize(ic, 4096)
-	line, err := br.ReadSlice('\n')
-	if len(line) > 0 {
-		if _, werr := c.Write(line); werr != nil {
-			return br, 0
+// learn reads the server's first bytes on ic (the INFO line naming the
+// client id, written at once), records pid under that id and then passes
+// the bytes on to c (so the id is known before the client can send
+// anything). It returns the id, 0 when the bytes named none (nothing
+// recorded). It never waits for more than one read.
+func (t *peerTable) learn(ic net.Conn, c net.Conn, pid int) uint64 {
+	buf := make([]byte, 4096)
+	n, err := ic.Read(buf)
+	first := buf[:n]
+	var cid uint64
+	if line, _, ok := strings.Cut(string(first), "\n"); ok && pid > 0 {
+		cid = infoClientID(line)
+	}
+	if cid != 0 {
+		t.mu.Lock()
+		if t.pids == nil {
+			t.pids = map[uint64]int{}
+		}
+		t.pids[cid] = pid
+		t.mu.Unlock()
+	}
+	if n > 0 {
+		if _, werr := c.Write(first); werr != nil {
+			t.forget(cid)
+			return 0
 		}
 	}
-	if err != nil || pid <= 0 {
-		return br, 0
+	if err != nil {
+		t.forget(cid)
+		return 0
 	}
-	cid := infoClientID(string(line))
-	if cid == 0 {
-		return br, 0
-	}
-	t.mu.Lock()
-	if t.pids == nil {
-		t.pids = map[uint64]int{}
-	}
-	t.pids[cid] = pid
-	t.mu.Unlock()
-	return br, cid
+	return cid
 }
 
 // infoClientID is the client_id of a NATS INFO line, 0 when it has none.
