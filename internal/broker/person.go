@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,7 +113,7 @@ func personProcess(agents string, pid int) bool {
 		return false
 	}
 	env, err := proctree.Environ(pid)
-	if err != nil {
+	if err != nil && !errors.Is(err, proctree.ErrUnsupported) { // off Linux: ancestry only
 		return false
 	}
 	for _, name := range env {

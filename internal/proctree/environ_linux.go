@@ -8,8 +8,9 @@ import (
 )
 
 // Environ returns the names of the environment variables process pid was
-// started with (/proc/PID/environ; readable for the same user's
-// processes). Values are not returned: callers only ask which are set.
+// started with set to something (/proc/PID/environ; readable for the same
+// user's processes). Values are not returned: callers only ask which are
+// set; a variable set empty counts as unset.
 func Environ(pid int) ([]string, error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
@@ -17,7 +18,7 @@ func Environ(pid int) ([]string, error) {
 	}
 	var names []string
 	for _, kv := range strings.Split(string(data), "\x00") {
-		if name, _, ok := strings.Cut(kv, "="); ok && name != "" {
+		if name, value, ok := strings.Cut(kv, "="); ok && name != "" && value != "" {
 			names = append(names, name)
 		}
 	}
