@@ -85,7 +85,6 @@ func (b *Broker) onList(m *nats.Msg) {
 		respond(m, wire.Reply[wire.ListReply]{Error: toWireError(err)})
 		return
 	}
-	b.markPersons(res.Sessions)
 	if m.Reply != "" {
 		_ = m.Respond(b.listed.appendReply(make([]byte, 0, 256*len(res.Sessions)+64), res.Sessions))
 	}
