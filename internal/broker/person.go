@@ -50,11 +50,16 @@ type personKey struct {
 }
 
 // personTable caches verdicts per connection and session: a connection's
-// process does not change, and its client id is never reused.
+// process does not change, and its client id is never reused. Entries of
+// closed connections are dropped when the table doubles (prune).
 type personTable struct {
 	mu      sync.Mutex
 	verdict map[personKey]bool
+	limit   int // prune when the table reaches this size
 }
+
+// minPersonLimit is the smallest size at which the table is pruned.
+const minPersonLimit = 1024
 
 // fromPerson reports whether messages of session sid, sent over NATS
 // connection cid, carry the person mark.
@@ -84,9 +89,17 @@ func (b *Broker) fromPerson(cid uint64, sid, host string) bool {
 	v = personProcess(agents, pid) && !sessionBound(agents, sid)
 	t.mu.Lock()
 	if t.verdict == nil {
-		t.verdict = map[personKey]bool{}
+		t.verdict, t.limit = map[personKey]bool{}, minPersonLimit
 	}
 	t.verdict[key] = v
+	if len(t.verdict) >= t.limit {
+		for k := range t.verdict {
+			if _, open := b.gw.PeerPid(k.cid); !open {
+				delete(t.verdict, k)
+			}
+		}
+		t.limit = max(minPersonLimit, 2*len(t.verdict))
+	}
 	t.mu.Unlock()
 	return v
 }
