@@ -56,8 +56,9 @@ type inboundTable struct {
 	cfg      config.Config
 }
 
-// heldID matches a local message id, or a bridged one (id@host).
-var heldID = lazyre.New(`^m[0-9a-f]{20}(@[A-Za-z0-9._-]{1,253})?$`)
+// heldID matches a message id, local or bridged (id@host): letters and
+// digits only, so that it is a safe file name.
+var heldID = lazyre.New(`^[A-Za-z0-9]{1,64}(@[A-Za-z0-9._-]{1,253})?$`)
 
 func (b *Broker) heldDir() string { return filepath.Join(b.opts.Layout.Home, "held") }
 

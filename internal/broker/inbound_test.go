@@ -297,3 +297,34 @@ func TestHeldSurvivesRestart(t *testing.T) {
 		t.Fatalf("delivered %+v after restart, want the held message", m)
 	}
 }
+
+// TestBridgedMessagesAreNoPersons: a message from a bridged host never
+// carries the person mark, whatever it claims, and is held or refused by
+// the recipient's inbound rules like any agent's.
+func TestBridgedMessagesAreNoPersons(t *testing.T) {
+	t.Parallel()
+	w := inboundWorld(t, `{"zulu":"hold","yankee":{"mode":"accept","senders":{"mallory@beta":"refuse"}}}`)
+	x, z, _ := w.attach("xray"), w.attach("zulu"), w.attach("yankee")
+	deliver := func(id, to string, from wire.Peer) (*wire.SendReply, error) {
+		in := wire.Message{ID: id, From: from, To: to, Text: "from beta", Delivery: wire.DeliverySteer, FromPerson: true}
+		return call[wire.SendReply](t, w.c, wire.SubjBridgeDeliver, wire.BridgeDeliver{Host: "beta", Message: in})
+	}
+	if _, err := deliver("r1", "xray", wire.Peer{ID: bob, Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, x); m.FromPerson || m.ID != "r1@beta" {
+		t.Fatalf("bridged message %+v, want no person mark", m)
+	}
+	res, err := deliver("r2", "zulu", wire.Peer{ID: bob, Name: "bob"})
+	if err != nil || !res.Held {
+		t.Fatalf("bridged message to a holding session: %+v, %v", res, err)
+	}
+	if ids := heldIDs(t, w, "zulu"); len(ids) != 1 || ids[0] != "r2@beta" {
+		t.Fatalf("held %v, want [r2@beta]", ids)
+	}
+	if got := stored(t, w, z.ID()); len(got) != 0 {
+		t.Fatalf("held bridged message stored: %+v", got)
+	}
+	_, err = deliver("r3", "yankee", wire.Peer{ID: "m" + bob[1:], Name: "mallory"})
+	wantCode(t, "bridged sender refused by name@host", err, wire.CodeRefused)
+}
