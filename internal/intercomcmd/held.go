@@ -119,3 +119,18 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// Help shows examples.
+func (HeldListCmd) Help() string {
+	return "Lists the messages held for a person's approval, oldest first.\n\nExamples:\n  intercom held list\n  intercom held --to reviewer --json"
+}
+
+// Help shows examples.
+func (HeldDecideCmd) Help() string {
+	return "Stores and delivers a held message, exactly once. Only a person may approve (exit 1 from an agent).\n\nExamples:\n  intercom held approve m3f2a9c1d0e8b7a6c5d4"
+}
+
+// Help shows examples.
+func (HeldRefuseCmd) Help() string {
+	return "Refuses a held message: it is never delivered and its sender's trace says refused. Only a person may refuse.\n\nExamples:\n  intercom held refuse m3f2a9c1d0e8b7a6c5d4"
+}
