@@ -999,7 +999,7 @@ func TestMsgAttachments(t *testing.T) {
 		t.Fatalf("pending %v", pend.Asks)
 	}
 	askID := msgStr(pend.Asks[0]["reply_to"])
-	for _, w := range []string{"**From asker**", "Native session cwd: " + h.Cwd, "steer", askID,
+	for _, w := range []string{" asker** (Native session cwd: " + h.Cwd, "Native session cwd: " + h.Cwd, "steer", askID,
 		"To reply: intercom --session human reply --to " + askID, "please review", "--- context: why", "because"} {
 		if !strings.Contains(text, w) {
 			t.Fatalf("rendered message lacks %q:\n%s", w, text)

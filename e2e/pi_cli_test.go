@@ -156,7 +156,7 @@ func TestInboxJSONRendered(t *testing.T) {
 		t.Fatalf("inbox --json gave %d messages, want 1", len(page.Messages))
 	}
 	r := page.Messages[0].Rendered
-	for _, want := range []string{"**From boss**", "which port?", page.Messages[0].ID} {
+	for _, want := range []string{" boss** (Native session cwd", "which port?", page.Messages[0].ID} {
 		if !strings.Contains(r, want) {
 			t.Errorf("rendered lacks %q:\n%s", want, r)
 		}

@@ -147,6 +147,11 @@ func (b *Broker) deliverFromHost(m *nats.Msg, req wire.BridgeDeliver, size int) 
 		fail(err)
 		return false
 	}
+	hold, err := b.gateBridged(to, in.From.Name+"@"+host, sreq.From, sreq.ReplyTo)
+	if err != nil {
+		fail(err)
+		return false
+	}
 	// A retry of a stored message is answered "duplicate", whatever the quota.
 	if err := b.ledger.reserve(host, stored, lim, known); err != nil {
 		fail(err)
@@ -160,6 +165,12 @@ func (b *Broker) deliverFromHost(m *nats.Msg, req wire.BridgeDeliver, size int) 
 		Thread: sreq.Thread, QueueMode: sreq.QueueMode, Attachments: sreq.Attachments, SentAt: sentAt(in.SentAt)}
 	if in.Topic != "" { // a wake-up from a topic of that host
 		p.msg.Topic, p.msg.Event, p.msg.Resource, p.msg.Ownership = in.Topic+"@"+host, in.Event, in.Resource, in.Ownership
+	}
+	if hold {
+		b.ledger.unreserve(host, stored)
+		p.held, p.ask = true, false
+		b.holdSend(m, p) // accepted (held): answered there
+		return true
 	}
 	p.slot = store.InboxSlot(to.ID, seq)
 	if !p.retry {

@@ -98,6 +98,9 @@ type Broker struct {
 
 	resv *reservationTable // holders' activity (reservations.go)
 
+	persons personTable  // who is a person (person.go)
+	inbound inboundTable // held messages (inbound.go)
+
 	storeDown     chan struct{} // closed once the store is unavailable
 	storeDownOnce sync.Once
 	closeOnce     sync.Once

@@ -124,6 +124,7 @@ func (b *Broker) list(req wire.ListRequest) (*wire.ListReply, error) {
 		out = sortRows(out)
 		b.sessions.reorder(out) // the next list finds them in order
 	}
+	b.markPersons(out)
 	return &wire.ListReply{Sessions: out}, nil
 }
 

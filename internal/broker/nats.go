@@ -190,6 +190,7 @@ func (b *Broker) subscribe() error {
 		handle(b, wire.SubjTopics, b.topicsAnywhere),
 		handle(b, wire.SubjBridgePresence, b.bridgePresence),
 		handle(b, wire.SubjTrace, b.traceOf),
+		handle(b, wire.SubjHeld, b.heldList), handle(b, wire.SubjHeldDecide, b.heldDecide),
 		handle(b, wire.SubjHistory, b.historyPage), handle(b, wire.SubjHistoryPurge, b.historyPurge),
 		handle(b, wire.SubjReserve, b.reserve),
 		handle(b, wire.SubjRelease, b.releaseReservations),

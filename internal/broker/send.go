@@ -188,6 +188,7 @@ type preparedSend struct {
 	dkey      store.ClientID // the client id, zero without one
 	retry     bool           // an earlier send with the same client id is being committed
 	remote    string         // bridged host the message goes to, "" when local
+	held      bool           // kept for a person's decision (inbound.go)
 
 	replacedGone bool // the superseded message was deleted by this commit
 }
@@ -202,6 +203,10 @@ func (b *Broker) onSend(m *nats.Msg) {
 	p, err := b.prepareSend(req)
 	if err != nil {
 		respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
+		return
+	}
+	if p.held {
+		b.holdSend(m, p)
 		return
 	}
 	after := func(err error) { b.afterSend(m, p, err) }
@@ -326,6 +331,9 @@ func (b *Broker) prepareSend(req wire.SendRequest) (*preparedSend, error) {
 		From: from.peer(), To: to.ID, Text: req.Text, Delivery: req.Delivery, ExpectsReply: p.ask,
 		ReplyTo: req.ReplyTo, Thread: req.Thread, QueueMode: req.QueueMode,
 		Attachments: req.Attachments, SentAt: time.Now().UTC(),
+	}
+	if err := b.gateInbound(p, from); err != nil || p.held {
+		return p, err
 	}
 	p.slot = store.InboxSlot(to.ID, seq)
 	if req.QueueMode == "replace" && !p.retry {

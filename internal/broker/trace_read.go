@@ -44,6 +44,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 		}
 		if m, err := txn.MessageAt(at); err == nil {
 			out.From, out.To, out.Stored, out.State, found = m.From, m.To, m.SentAt, "stored", true
+			out.FromPerson = m.FromPerson
 		}
 		return nil
 	})
@@ -51,6 +52,9 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 		return nil, err
 	}
 	if !found {
+		if held, ok := b.heldTrace(req.ID); ok {
+			return held, nil
+		}
 		return nil, wire.Errorf(wire.CodeNotFound, "no message %q (unknown, or acknowledged more than 7 days ago)", req.ID)
 	}
 	pushed, fetched := b.traces.events(req.ID)
@@ -63,6 +67,7 @@ func (b *Broker) traceOf(req wire.TraceRequest) (*wire.Trace, error) {
 			out.State = "fetched"
 		}
 	}
+	b.noteHeld(out)
 	return out, nil
 }
 

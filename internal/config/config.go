@@ -44,6 +44,9 @@ type Config struct {
 	StuckAfterMs       int64 `json:"stuckAfterMs"`
 	StuckSteersAfterMs int64 `json:"stuckSteersAfterMs"`
 	StuckStepAfterMs   int64 `json:"stuckStepAfterMs"`
+	// Inbound is each session's inbound policy by session name ("*": every
+	// other session), inbound.go; none accepts everything.
+	Inbound map[string]InboundRule `json:"inbound,omitempty"`
 }
 
 // Defaults returns the configuration used when config.json is absent.
@@ -153,6 +156,7 @@ var known = map[string]func(json.RawMessage, *Config) error{
 		c.HistoryMaxBytes = v
 		return nil
 	},
+	"inbound": parseInbound,
 	"brokerArgs": func(raw json.RawMessage, c *Config) error {
 		var v []string
 		if err := strictUnmarshal(raw, &v); err != nil {

@@ -33,6 +33,7 @@ type Gateway struct {
 	ident fileIdentity      // of the socket file ln created
 	swap  chan struct{}     // closed and renewed when ln is replaced or stopped
 	conns map[net.Conn]struct{}
+	peers peerTable // NATS client id -> peer pid (peers.go)
 	once  sync.Once
 	stop  sync.Once
 	quit  chan struct{} // closed by StopAccepting
@@ -132,7 +133,7 @@ func (g *Gateway) accept(ln *net.UnixListener) {
 			continue
 		}
 		g.wg.Add(1)
-		go g.splice(c)
+		go g.splice(c, pid)
 	}
 }
 
@@ -168,7 +169,7 @@ func (g *Gateway) track(c net.Conn, add bool) bool {
 	return true
 }
 
-func (g *Gateway) splice(c *net.UnixConn) {
+func (g *Gateway) splice(c *net.UnixConn, pid int) {
 	defer g.wg.Done()
 	defer c.Close()
 	ic, err := g.dial()
@@ -183,7 +184,13 @@ func (g *Gateway) splice(c *net.UnixConn) {
 	defer g.track(c, false)
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(ic, c); ic.Close(); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, ic); c.Close(); done <- struct{}{} }()
+	go func() {
+		cid := g.peers.learn(ic, c, pid)
+		defer g.peers.forget(cid)
+		_, _ = io.Copy(c, ic)
+		c.Close()
+		done <- struct{}{}
+	}()
 	<-done
 	<-done
 }

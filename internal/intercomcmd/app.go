@@ -53,6 +53,7 @@ type CLI struct {
 	Wait              WaitCmd      `cmd:"" group:"Agents" help:"Block until a message arrives; exit 2 when woken."`
 	Opencode          OpencodeCmd  `cmd:"" name:"opencode" group:"Agents" help:"(for the OpenCode plugin) hold one OpenCode session's intercom session over JSON lines."`
 	Trace             TraceCmd     `cmd:"" help:"Show a message's delivery timeline."`
+	Held              HeldCmd      `cmd:"" help:"List messages held for a person's approval; approve or refuse them."`
 	History           HistoryCmd   `cmd:"" group:"History" help:"Show delivered messages and topic records in order."`
 	Search            SearchCmd    `cmd:"" group:"History" help:"Find delivered messages by the words in them."`
 	Purge             PurgeCmd     `cmd:"" group:"History" help:"Remove delivered messages and records from the history."`

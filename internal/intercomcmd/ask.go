@@ -89,6 +89,9 @@ func (a *AskCmd) Run(e *env) error {
 			_ = e.printJSON(schema.Ask{OK: false, Reason: reason, AskID: res.AskID, To: cmp.Or(res.To.Target, a.To), Error: err.Error()})
 			return kongrun.Exit(1, "")
 		}
+		if errors.Is(err, intercom.ErrAskHeld) {
+			return fmt.Errorf("ask %s: held: it holds inbound messages; the ask %s waits for a person's approval and nobody waits for the reply (`intercom trace %s` tells)", res.To.Target, res.AskID, res.AskID)
+		}
 		if errors.Is(err, intercom.ErrPeerBusy) {
 			return fmt.Errorf("ask %s: peer_busy: it does not accept asks now; the message %s was delivered but nobody waits for the reply (use send, or --delivery steer to wait anyway)", res.To.Target, res.AskID)
 		}
@@ -113,6 +116,8 @@ func askReason(err error) string {
 	switch {
 	case errors.Is(err, intercom.ErrPeerBusy):
 		return "peer_busy"
+	case errors.Is(err, intercom.ErrAskHeld):
+		return "held"
 	case errors.Is(err, intercom.ErrAskTimeout):
 		return "timeout"
 	case errors.Is(err, intercom.ErrPeerDisconnected):

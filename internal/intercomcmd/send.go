@@ -204,6 +204,10 @@ func (s *SendCmd) Run(e *env) error {
 		return e.printJSON(res)
 	}
 	switch {
+	case res.Held && res.Duplicate:
+		fmt.Fprintf(e.stdout, "Already sent to %s as %s (same --client-id); it is still held for a person's approval.\n", res.To.Target, res.ID)
+	case res.Held:
+		fmt.Fprintf(e.stdout, "Message %s held for %s: it is delivered only if a person approves it (`intercom trace %s` tells).\n", res.ID, res.To.Target, res.ID)
 	case res.Duplicate:
 		fmt.Fprintf(e.stdout, "Already sent to %s as %s (same --client-id); not stored again.\n", res.To.Target, res.ID)
 	case res.Queued:

@@ -198,12 +198,18 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 				return "", err
 			}
 			text := fmt.Sprintf("Message sent to %s (id %s). This session can end its turn or continue independent work.", res.To.Target, res.ID)
-			if res.Offline {
+			switch {
+			case res.Held:
+				text = fmt.Sprintf("Message held for %s (id %s): it holds inbound messages, and it is delivered only if a person approves it. Do not wait for it.", res.To.Target, res.ID)
+			case res.Offline:
 				text = fmt.Sprintf("Message stored for %s (id %s), which is offline; it is delivered when it resumes.", res.To.Target, res.ID)
 			}
 			return text, nil
 		}
 		res, err := c.Ask(ctx, req, cfg.AskTimeout())
+		if errors.Is(err, intercom.ErrAskHeld) {
+			return fmt.Sprintf("%s holds inbound messages: the ask %s waits for a person's approval and nobody waits for its reply. Continue without it.", res.To.Target, res.AskID), nil
+		}
 		if errors.Is(err, intercom.ErrPeerBusy) {
 			return fmt.Sprintf("%s does not accept asks now (peer_busy); the message %s was delivered but nobody waits for a reply. Use send instead, or delivery steer to wait.", res.To.Target, res.AskID), nil
 		}

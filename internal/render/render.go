@@ -39,7 +39,7 @@ func Message(w io.Writer, m wire.Message, hint string) {
 	if m.ReplyTo != "" {
 		mode += ", reply to " + m.ReplyTo
 	}
-	fmt.Fprintf(w, "**From %s** (Native session cwd: %s) [%s · id %s · %s]\n", Line(m.From.Name), Line(Tildify(m.From.Cwd)), Line(mode), Line(m.ID), at)
+	fmt.Fprintf(w, "**From %s** (Native session cwd: %s) [%s · id %s · %s]\n", SenderName(m), Line(Tildify(m.From.Cwd)), Line(mode), Line(m.ID), at)
 	if m.ExpectsReply && hint != "" {
 		fmt.Fprintf(w, "\n%s\n", hint)
 	}
@@ -55,6 +55,21 @@ func Message(w io.Writer, m wire.Message, hint string) {
 		fmt.Fprintf(w, "\n--- %s: %s (%d bytes) ---\n%s\n--- end %s ---\n", Line(a.Type), Line(label), len(a.Content), body(strings.TrimRight(a.Content, "\n")), Line(a.Name))
 	}
 	fmt.Fprintln(w)
+}
+
+// SenderName is how a message's sender is named in its header: "person
+// NAME" when the broker marked it from a person (wire.Message.FromPerson);
+// an agent whose own name starts with "person " is quoted, so that no
+// name can pass for the mark.
+func SenderName(m wire.Message) string {
+	name := Line(m.From.Name)
+	switch {
+	case m.FromPerson:
+		return "person " + name
+	case strings.HasPrefix(strings.ToLower(name), "person "):
+		return fmt.Sprintf("%q", name)
+	}
+	return name
 }
 
 func Ago(t *time.Time) string {
@@ -108,6 +123,9 @@ func row(w io.Writer, r wire.Session) {
 	tags := []string{}
 	if r.Self {
 		tags = append(tags, "self")
+	}
+	if r.Person {
+		tags = append(tags, "person")
 	}
 	tags = append(tags, ShownStatus(r), "state:"+r.State,
 		fmt.Sprintf("accepts_asks:%t", r.AcceptsAsks), fmt.Sprintf("pending_asks:%d", r.PendingAsks),

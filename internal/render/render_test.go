@@ -146,3 +146,23 @@ func TestRemoteSenderStaysInTheBoldName(t *testing.T) {
 		}
 	}
 }
+
+// TestPersonMarkInHeader: a message the broker marked from a person names
+// its sender "person NAME"; an agent cannot pass for one by its name.
+func TestPersonMarkInHeader(t *testing.T) {
+	var b bytes.Buffer
+	Message(&b, wire.Message{ID: "m1", From: wire.Peer{Name: "ana"}, Text: "hi", Delivery: "steer", FromPerson: true}, "")
+	if !strings.HasPrefix(b.String(), "**From person ana** (") {
+		t.Fatalf("person's header: %q", b.String())
+	}
+	b.Reset()
+	Message(&b, wire.Message{ID: "m2", From: wire.Peer{Name: "person ana"}, Text: "hi", Delivery: "steer"}, "")
+	if !strings.HasPrefix(b.String(), `**From "person ana"** (`) {
+		t.Fatalf("agent named like a person: %q", b.String())
+	}
+	b.Reset()
+	Message(&b, wire.Message{ID: "m3", From: wire.Peer{Name: "planner"}, Text: "hi", Delivery: "steer"}, "")
+	if !strings.HasPrefix(b.String(), "**From planner** (") {
+		t.Fatalf("agent's header: %q", b.String())
+	}
+}

@@ -41,9 +41,4 @@ func TestStuckRowsShowForHowLong(t *testing.T) {
 	if line := b.String(); !strings.Contains(line, "[stuck 4m (tool:bash), state:busy,") {
 		t.Fatalf("list line: %q", line)
 	}
-	b.Reset()
-	SessionTable(&b, []wire.Session{stuck}, TableOptions{Width: 120})
-	if !strings.Contains(b.String(), "stuck 4m (tool:bash)") {
-		t.Fatalf("table:\n%s", b.String())
-	}
 }

@@ -44,6 +44,8 @@ var Outputs = []Output{
 	out[Wait]("intercom-wait", "intercom wait --json"),
 	out[Forgot]("intercom-forget", "intercom forget --json"),
 	out[wire.Trace]("intercom-trace", "intercom trace --json"),
+	out[wire.HeldReply]("intercom-held", "intercom held --json"),
+	out[wire.HeldDecideReply]("intercom-held-decide", "intercom held approve|refuse ID --json"),
 	out[HistoryList]("intercom-history", "intercom history --json"),
 	out[SearchResults]("intercom-search", "intercom search --json"),
 	out[wire.HistoryPurgeReply]("intercom-purge", "intercom purge --json"),

@@ -28,6 +28,7 @@ type Message struct {
 	Topic        string            `json:"topic,omitempty"`
 	Resource     string            `json:"resource,omitempty"`
 	Ownership    string            `json:"ownership,omitempty"`
+	FromPerson   bool              `json:"from_person,omitempty"` // set by the broker: sent by a person
 	// Rendered is the message as an agent's model is shown it (sender,
 	// reply hint, body, attachments): attach --control only.
 	Rendered string `json:"rendered,omitempty"`

@@ -55,6 +55,9 @@ func (m *Model) refreshCmd() tea.Cmd {
 			return r
 		}
 		r.holds = reservations.HeldBy(ctx, c, cwd)
+		if r.held, r.err = c.Held(ctx, ""); r.err != nil {
+			return r
+		}
 		if dir != "" {
 			r.runs = loadRuns(runs.Files{Dir: dir})
 		}
@@ -131,4 +134,8 @@ func (m *Model) applyRefresh(r refreshMsg) {
 	}
 	m.topics = r.topics
 	m.runs = r.runs
+	m.held = r.held
+	if m.view == viewHeld {
+		m.sel = clamp(m.sel, 0, len(m.held)-1)
+	}
 }

@@ -45,6 +45,7 @@ const (
 	viewThread
 	viewTopics
 	viewRuns
+	viewHeld // held.go
 )
 
 // Model is the Bubble Tea model of `intercom ui`.
@@ -66,6 +67,7 @@ type Model struct {
 	topics     []wire.TopicInfo
 	holds      map[string][]string // session -> reserved paths
 	runs       []runRow
+	held       []wire.HeldMessage // held for a person's decision (held.go)
 	refreshing bool
 	lastErr    string
 
@@ -97,6 +99,7 @@ type (
 		topics   []wire.TopicInfo
 		runs     []runRow
 		holds    map[string][]string // session -> reserved paths (reservations.go)
+		held     []wire.HeldMessage
 		err      error
 	}
 	incomingMsg struct{ m wire.Message }
@@ -181,6 +184,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case sentMsg:
 		return m, m.sent(msg)
+	case decidedMsg:
+		return m, m.decided(msg)
 	case answeredMsg:
 		if m.compose != nil {
 			m.compose.sending = false

@@ -42,6 +42,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.view = viewRuns
 		m.sel = clamp(m.sel, 0, len(m.runs)-1)
 		return nil
+	case is(k, "5"):
+		m.view = viewHeld
+		m.sel = clamp(m.sel, 0, len(m.held)-1)
+		return nil
 	}
 	switch m.view {
 	case viewSessions:
@@ -61,6 +65,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case viewRuns:
 		return m.runsKey(k)
+	case viewHeld:
+		return m.heldKey(k)
 	}
 	return nil
 }

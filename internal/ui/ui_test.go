@@ -145,7 +145,7 @@ func TestIncomingAskHighlightedAndReplyReachesAsker(t *testing.T) {
 	}
 	d.press("enter")
 	s = d.waitFor("ASK, NOT ANSWERED")
-	if !strings.Contains(s, "From worker") || !strings.Contains(s, "Is 403 a re-auth trigger?") || !strings.Contains(s, "press r") {
+	if !strings.Contains(s, "worker** (Native") || !strings.Contains(s, "Is 403 a re-auth trigger?") || !strings.Contains(s, "press r") {
 		t.Fatalf("thread does not render the ask as attach does:\n%s", s)
 	}
 	d.press("r")

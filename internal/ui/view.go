@@ -58,6 +58,8 @@ func (m *Model) render() (string, *tea.Cursor) {
 		body = m.topicsBody(bodyH)
 	case m.view == viewRuns:
 		body = m.runsBody(bodyH)
+	case m.view == viewHeld:
+		body = m.heldBody(bodyH)
 	}
 	if len(body) > bodyH {
 		body = body[:bodyH]
@@ -80,7 +82,7 @@ func (m *Model) headerLine() string {
 	tabs := []struct {
 		v    view
 		name string
-	}{{viewSessions, "1 Sessions"}, {viewConvos, "2 Conversations"}, {viewTopics, "3 Topics"}, {viewRuns, "4 Runs"}}
+	}{{viewSessions, "1 Sessions"}, {viewConvos, "2 Conversations"}, {viewTopics, "3 Topics"}, {viewRuns, "4 Runs"}, {viewHeld, "5 Held"}}
 	unread := 0
 	for _, cv := range m.convos {
 		unread += cv.unread
@@ -93,6 +95,12 @@ func (m *Model) headerLine() string {
 		}
 		if t.v == viewRuns && len(m.runs) == 0 && m.view != viewRuns {
 			continue
+		}
+		if t.v == viewHeld && len(m.held) == 0 && m.view != viewHeld {
+			continue
+		}
+		if t.v == viewHeld {
+			name += fmt.Sprintf("(%d)", len(m.held))
 		}
 		on := m.view == t.v || (t.v == viewConvos && m.view == viewThread)
 		if on {
@@ -135,6 +143,8 @@ func (m *Model) helpLine() string {
 		h = "↑↓ scroll · 1 sessions · 2 conversations · 4 runs · q quit"
 	case m.view == viewRuns:
 		h = "↑↓ select · enter answer question · 1 sessions · q quit"
+	case m.view == viewHeld:
+		h = "↑↓ select · a approve · x refuse · 1 sessions · q quit"
 	}
 	return m.st.help.Render(h)
 }

@@ -44,6 +44,9 @@ func (c *Client) Ask(ctx context.Context, req wire.SendRequest, timeout time.Dur
 	if sent.PeerBusy {
 		return res, ErrPeerBusy
 	}
+	if sent.Held {
+		return res, ErrAskHeld
+	}
 	waitCtx, cancelWait := context.WithTimeout(ctx, timeout)
 	defer cancelWait()
 	ev, err := events.Next(waitCtx, sent.ID)

@@ -46,6 +46,13 @@ var (
 	// ErrPeerBusy: the target does not accept asks now; the message was
 	// delivered but nobody waits for a reply.
 	ErrPeerBusy = errors.New("peer_busy")
+	// ErrAskHeld: the target holds inbound messages; the ask is kept for
+	// a person to approve or refuse (`intercom held`), and nobody waits for
+	// its reply.
+	ErrAskHeld = errors.New("held for a person's approval")
+	// ErrRefused: the target refuses messages from this sender (its
+	// inbound setting), or a person refused the message.
+	ErrRefused = &wire.Error{Code: wire.CodeRefused}
 )
 
 // Unavailable reports whether err means the broker could not be reached or

@@ -79,6 +79,7 @@ func AppendSession(dst []byte, s *Session) []byte {
 	moment("stuck_since", s.StuckSince)
 	integer("stuck_seconds", s.StuckSeconds)
 	str("stuck_reason", s.StuckReason)
+	boolean("person", s.Person)
 	return append(dst, '}')
 }
 
@@ -213,6 +214,8 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 			ok = readBool(v, &s.Ephemeral)
 		case "self":
 			ok = readBool(v, &s.Self)
+		case "person":
+			ok = readBool(v, &s.Person)
 		case "pending_asks":
 			ok = readInt(v, &s.PendingAsks)
 		case "queued":

@@ -83,6 +83,10 @@ type Session struct {
 	StuckSince   time.Time `json:"stuck_since,omitzero"`
 	StuckSeconds int       `json:"stuck_seconds,omitempty"`
 	StuckReason  string    `json:"stuck_reason,omitempty"`
+	// Person: the broker found a person behind the session's connection
+	// (intercom ui, a terminal), not an agent; its messages carry
+	// Message.FromPerson.
+	Person bool `json:"person,omitempty"`
 }
 
 // Why a session is stuck (Session.StuckReason).
@@ -188,6 +192,9 @@ type Message struct {
 	Event     string `json:"event,omitempty"`
 	Resource  string `json:"resource,omitempty"`
 	Ownership string `json:"ownership,omitempty"`
+	// FromPerson is set by the broker, never taken from a request: the
+	// sender is a person (intercom ui, or a terminal that is no agent's).
+	FromPerson bool `json:"from_person,omitempty"`
 }
 
 // Size is the message's payload size counted against MaxMessageBytes.
@@ -230,6 +237,9 @@ type SendReply struct {
 	// bridge link is down; RemoteStored means the remote broker stored it.
 	Queued       bool `json:"queued"`
 	RemoteStored bool `json:"remote_stored"`
+	// Held: the recipient holds inbound messages; a person approves or
+	// refuses this one (`intercom held`), and trace tells which.
+	Held bool `json:"held,omitempty"`
 }
 
 // AskEvent is published to an ask's WaitSubject.
@@ -487,11 +497,17 @@ type Trace struct {
 	ID      string      `json:"id"`
 	From    Peer        `json:"from"`
 	To      string      `json:"to"`
-	State   string      `json:"state"` // stored, pushed, fetched, acked
+	State   string      `json:"state"` // held, refused, stored, pushed, fetched, acked
 	Stored  time.Time   `json:"stored_at"`
 	Pushed  []time.Time `json:"pushed_at,omitempty"`
 	Fetched []time.Time `json:"fetched_at,omitempty"`
 	Acked   *time.Time  `json:"acked_at,omitempty"`
+	// A held message (inbound hold): when it was held, and when and how a
+	// person decided (approved, refused).
+	FromPerson bool       `json:"from_person,omitempty"`
+	HeldAt     *time.Time `json:"held_at,omitempty"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+	Decision   string     `json:"decision,omitempty"`
 }
 
 // SubjStats answers with the broker's runtime figures (for soak tests and

@@ -98,3 +98,14 @@ func TestSessionTableUnreachable(t *testing.T) {
 		t.Fatalf("ShownStatus = %q, want unreachable", got)
 	}
 }
+
+// A stuck row's status reads in the table as in every listing.
+func TestSessionTableShowsStuck(t *testing.T) {
+	row := wire.Session{ID: "0123456789abcdef", Name: "worker", Target: "worker", Status: "tool:bash", State: wire.StateBusy, Connected: true,
+		StuckSince: time.Now().Add(-4 * time.Minute), StuckSeconds: 245, StuckReason: wire.StuckBusy}
+	var b bytes.Buffer
+	Print(&b, []wire.Session{row}, Options{Width: 120})
+	if !strings.Contains(b.String(), "stuck 4m (tool:bash)") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}
