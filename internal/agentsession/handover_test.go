@@ -41,7 +41,7 @@ func TestComposeWholeMessagesOnly(t *testing.T) {
 	for i := range 50 {
 		msgs = append(msgs, msg(string(rune('a'+i%26))+string(rune('a'+i/26)), 500))
 	}
-	b := compose(msgs, renderID, nil, hookLimit)
+	b := compose(msgs, DeliverOptions{Render: renderID, Limit: hookLimit}, nil)
 	if len(b.Text) > hookLimit || b.Progress != nil {
 		t.Fatalf("composed %d bytes, progress %v; want <= %d, none", len(b.Text), b.Progress, hookLimit)
 	}
@@ -71,7 +71,7 @@ func TestComposeLongMessageInParts(t *testing.T) {
 		if call > 10 {
 			t.Fatal("the long message never completed")
 		}
-		b := compose(msgs, renderID, prog, hookLimit)
+		b := compose(msgs, DeliverOptions{Render: renderID, Limit: hookLimit}, prog)
 		if len(b.Text) > hookLimit {
 			t.Fatalf("part %d: %d bytes, want <= %d", call, len(b.Text), hookLimit)
 		}
@@ -99,7 +99,7 @@ func TestComposeLongMessageInParts(t *testing.T) {
 	}
 	// The in-flight message is gone (read with intercom inbox): go on.
 	left, prog := pick([]wire.Message{small}, &Progress{ID: "big", Next: 1, Parts: 3}, DeliverOptions{})
-	b := compose(left, renderID, prog, hookLimit)
+	b := compose(left, DeliverOptions{Render: renderID, Limit: hookLimit}, prog)
 	if len(b.Ack) != 1 || b.Ack[0] != "small" {
 		t.Fatalf("after a vanished part delivery: ack %v", b.Ack)
 	}

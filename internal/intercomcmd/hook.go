@@ -59,7 +59,7 @@ func (h *HookCmd) Run(e *env) error {
 		return nil
 	}
 	hooks.Run(e.ctx, hooks.Call{Harness: h.Harness, Event: h.Event, Hold: h.Hold}, hooks.Env{
-		Connect: e.connectHome, ReplyHint: e.cfg.ReplyHint,
+		Connect: e.connectHome, ReplyHint: e.cfg.ReplyHint, DigestBytes: int(e.cfg.DigestBytes),
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 	})
 	return nil

@@ -176,7 +176,25 @@ type Message struct {
 	Event     string `json:"event,omitempty"`
 	Resource  string `json:"resource,omitempty"`
 	Ownership string `json:"ownership,omitempty"`
+	// FromPerson: a person sent it (set by the broker, never by a sender).
+	// A digest puts it first; it always wakes its reader.
+	FromPerson bool `json:"from_person,omitempty"`
+	// WakeHeld says why the broker does not let this steer wake its idle
+	// reader (WakeHeldBudget, WakeHeldLoop): it reaches the reader at its
+	// next natural boundary, like a passive message. Set only on the way
+	// out (inbox, pushes), never stored.
+	WakeHeld string `json:"wake_held,omitempty"`
 }
+
+// Why a steer does not wake its idle reader (Message.WakeHeld).
+const (
+	WakeHeldBudget = "wake_budget" // its reader was woken by peers too often lately
+	WakeHeldLoop   = "wake_loop"   // its sender and reader woke each other in a loop
+)
+
+// Wakes reports whether m may wake an idle reader: not passive, and not
+// held back by the broker's wake budget or loop breaker.
+func (m *Message) Wakes() bool { return m.Delivery != DeliveryPassive && m.WakeHeld == "" }
 
 // Size is the message's payload size counted against MaxMessageBytes.
 func (m *Message) Size() int {
