@@ -23,6 +23,7 @@ type Msg = {
   delivery: string;
   expects_reply: boolean;
   rendered?: string;
+  wake_held?: string; // the broker's wake budget: it waits for the next boundary
 };
 
 type Config = { confirmSend: boolean; shortcut: string; describe: { intercom: string; contact_supervisor: string } };
@@ -232,7 +233,7 @@ export default function intercom(pi: any) {
   const flushIdle = () => {
     if (!waiting.length) return;
     const batch = waiting.splice(0);
-    const wakes = batch.some((m) => m.delivery !== "passive");
+    const wakes = batch.some((m) => m.delivery !== "passive" && !m.wake_held); // the broker's wake budget
     if (wakes) hand(batch, { deliverAs: "steer", triggerTurn: true });
     else hand(batch, { deliverAs: "nextTurn" });
   };

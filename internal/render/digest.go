@@ -115,3 +115,16 @@ func WaitingLine(n int) string {
 	}
 	return fmt.Sprintf("\n%d more messages wait for this session: they come at the next boundary (or run `intercom inbox` to read them now).\n", n)
 }
+
+// WakeHeldNote says why a steer did not wake its idle reader (why is
+// wire.Message.WakeHeld or wire.SendReply.WakeHeld; peer is the other
+// session), "" when it did.
+func WakeHeldNote(why, peer string) string {
+	switch why {
+	case wire.WakeHeldBudget:
+		return "intercom: this did not wake its reader: peers woke it as often as the wake budget allows (config wakeBudget per wakeWindowMs); it comes at the reader's next boundary"
+	case wire.WakeHeldLoop:
+		return fmt.Sprintf("intercom: wake-ups between you and %s are paused: you woke each other back and forth with no person involved (config wakeLoopRounds); messages still arrive at the next boundary, and a person's message resumes the wake-ups", Line(peer))
+	}
+	return ""
+}

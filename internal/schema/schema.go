@@ -28,6 +28,10 @@ type Message struct {
 	Topic        string            `json:"topic,omitempty"`
 	Resource     string            `json:"resource,omitempty"`
 	Ownership    string            `json:"ownership,omitempty"`
+	// WakeHeld: this steer does not wake its idle reader (the broker's wake
+	// budget or loop breaker: wake_budget, wake_loop); it waits for the
+	// reader's next boundary.
+	WakeHeld string `json:"wake_held,omitempty"`
 	// Rendered is the message as an agent's model is shown it (sender,
 	// reply hint, body, attachments): attach --control only.
 	Rendered string `json:"rendered,omitempty"`

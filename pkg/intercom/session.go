@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	json "github.com/goccy/go-json"
@@ -145,6 +146,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
 		Holder: !s.opts.NoDeliver, HolderToken: s.token, Exact: s.opts.Exact && id == s.opts.RequestID,
+		Supervisor: os.Getenv("INTERCOM_SUPERVISOR"), // a run's child (internal/runs): its supervisor always wakes it
 	}
 	s.mu.Unlock()
 	res, err := call[wire.RegisterReply](ctx, s.c, wire.SubjRegister, req)

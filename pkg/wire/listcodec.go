@@ -76,6 +76,7 @@ func AppendSession(dst []byte, s *Session) []byte {
 	boolean("self", s.Self)
 	integer("queued", s.Queued)
 	str("host", s.Host)
+	str("wake_paused", s.WakePaused)
 	return append(dst, '}')
 }
 
@@ -192,6 +193,8 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 			ok = readShared(v, &s.State, shared)
 		case "host":
 			ok = readShared(v, &s.Host, shared)
+		case "wake_paused":
+			ok = readString(v, &s.WakePaused)
 		case "accepts_asks":
 			ok = readBool(v, &s.AcceptsAsks)
 		case "connected":
@@ -235,7 +238,7 @@ func hasSurrogateEscape(data []byte) bool {
 
 func knownKey(k string) bool {
 	switch k {
-	case "id", "name", "target", "cwd", "project", "model", "status", "state", "host",
+	case "id", "name", "target", "cwd", "project", "model", "status", "state", "host", "wake_paused",
 		"accepts_asks", "connected", "ephemeral", "self", "pending_asks", "queued", "last_seen", "last_intercom_activity":
 		return true
 	}

@@ -77,6 +77,10 @@ type Session struct {
 	Self                 bool       `json:"self"`
 	Queued               int        `json:"queued"`
 	Host                 string     `json:"host,omitempty"` // set on sessions of a bridged machine
+	// WakePaused names the sessions (their targets, comma-separated) whose
+	// wake-ups with this one the loop breaker paused; a person's message to
+	// either resumes them.
+	WakePaused string `json:"wake_paused,omitempty"`
 }
 
 // RegisterRequest creates or resumes a session held by the sending connection.
@@ -97,6 +101,9 @@ type RegisterRequest struct {
 	Ephemeral   bool   `json:"ephemeral,omitempty"`
 	Holder      bool   `json:"holder,omitempty"`       // push messages to Deliver(id, HolderToken)
 	HolderToken string `json:"holder_token,omitempty"` // the holder's delivery token (letters and digits)
+	// Supervisor is the session's supervisor (id or name; INTERCOM_SUPERVISOR
+	// of a run's child): its messages always wake the session.
+	Supervisor string `json:"supervisor,omitempty"`
 }
 
 // RegisterReply answers RegisterRequest.
@@ -236,6 +243,10 @@ type SendReply struct {
 	// bridge link is down; RemoteStored means the remote broker stored it.
 	Queued       bool `json:"queued"`
 	RemoteStored bool `json:"remote_stored"`
+	// WakeHeld: the recipient is idle and this message does not wake it
+	// (wire.WakeHeldBudget, WakeHeldLoop); it reaches it at its next
+	// natural boundary.
+	WakeHeld string `json:"wake_held,omitempty"`
 }
 
 // AskEvent is published to an ask's WaitSubject.

@@ -1,0 +1,238 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/pkg/wire"
+)
+
+// wakeWorld is the delivery state alone, with two idle connected sessions
+// a and b (no holders), to drive the wake rule message by message.
+type wakeWorld struct {
+	t *testing.T
+	d *delivery
+	n int
+}
+
+func newWakeWorld(t *testing.T, lim WakeLimits, sessions ...string) *wakeWorld {
+	tk := newTasks()
+	t.Cleanup(tk.stop)
+	d := newDelivery(nil, slog.New(slog.DiscardHandler), tk, newWaiterTable(), newTraceTable(), func(string, any) {}, lim)
+	for _, s := range sessions {
+		d.add(s)
+		d.attach(s, false, "", true, "")
+	}
+	return &wakeWorld{t: t, d: d}
+}
+
+// arrive stores nothing: it is the push of a new message from → to, and
+// returns why it may not wake to ("" when it may).
+func (w *wakeWorld) arrive(from, to string, mod ...func(*wire.Message)) string {
+	w.n++
+	m := wire.Message{ID: fmt.Sprintf("m%03d", w.n), From: wire.Peer{ID: from, Name: from}, To: to, Delivery: wire.DeliverySteer}
+	for _, f := range mod {
+		f(&m)
+	}
+	w.d.push(to, m)
+	return w.d.wakeHeld(to, m.ID)
+}
+
+// woken is a wake-up ending in a turn: busy, then idle again.
+func (w *wakeWorld) woken(s string) {
+	w.d.setIdle(s, false)
+	w.d.setIdle(s, true)
+}
+
+func TestWakeBudgetHoldsPeerWakesBeyondTheBudget(t *testing.T) {
+	t.Parallel()
+	w := newWakeWorld(t, WakeLimits{Budget: 3, Window: time.Hour}, "a", "p1", "p2", "p3", "boss", "sup")
+	w.d.attach("a", false, "", true, "sup")
+	for i := range 3 {
+		if why := w.arrive(fmt.Sprintf("p%d", i+1), "a"); why != "" {
+			t.Fatalf("peer wake %d held (%s) within the budget", i+1, why)
+		}
+		// A second message while the first one's wake is under way rides
+		// along: it is not another wake-up.
+		if why := w.arrive("p1", "a"); why != "" {
+			t.Fatalf("a message riding along wake %d held: %s", i+1, why)
+		}
+		w.woken("a")
+	}
+	if why := w.arrive("p2", "a"); why != wire.WakeHeldBudget {
+		t.Fatalf("a fourth peer wake in the window: %q, want %q", why, wire.WakeHeldBudget)
+	}
+	if why := w.arrive("p3", "a", func(m *wire.Message) { m.Delivery = wire.DeliveryPassive }); why != "" {
+		t.Fatalf("a passive message was decided (%q): it never wakes", why)
+	}
+	if why := w.arrive("sup", "a"); why != "" {
+		t.Fatalf("the supervisor's message held: %s", why)
+	}
+	w.woken("a")
+	if why := w.arrive("boss", "a", func(m *wire.Message) { m.FromPerson = true }); why != "" {
+		t.Fatalf("a person's message held: %s", why)
+	}
+	w.woken("a")
+	if why := w.arrive("p1", "a"); why != wire.WakeHeldBudget {
+		t.Fatalf("after the person's and supervisor's wakes the peers' budget is still spent: %q", why)
+	}
+	// Busy, the session takes every steer at its next boundary: nothing is
+	// held.
+	w.d.setIdle("a", false)
+	if why := w.arrive("p1", "a"); why != "" {
+		t.Fatalf("a steer to a busy session held: %s", why)
+	}
+}
+
+func TestWakeBudgetWindowPasses(t *testing.T) {
+	t.Parallel()
+	w := newWakeWorld(t, WakeLimits{Budget: 1, Window: time.Nanosecond}, "a", "p")
+	for i := range 5 {
+		if why := w.arrive("p", "a"); why != "" {
+			t.Fatalf("wake %d held (%s) with a window that passed", i, why)
+		}
+		w.woken("a")
+	}
+}
+
+func TestLoopBreakerPausesPingPongAndAPersonResumesIt(t *testing.T) {
+	t.Parallel()
+	const rounds = 3
+	w := newWakeWorld(t, WakeLimits{Budget: 100, Window: time.Hour, LoopRounds: rounds}, "a", "b", "c")
+	for r := range rounds {
+		if why := w.arrive("a", "b"); why != "" {
+			t.Fatalf("round %d: a waking b held: %s", r+1, why)
+		}
+		w.woken("b")
+		if why := w.arrive("b", "a"); why != "" {
+			t.Fatalf("round %d: b waking a held: %s", r+1, why)
+		}
+		w.woken("a")
+	}
+	if why := w.arrive("a", "b"); why != wire.WakeHeldLoop {
+		t.Fatalf("after %d rounds a waking b: %q, want %q", rounds, why, wire.WakeHeldLoop)
+	}
+	if why := w.arrive("b", "a"); why != wire.WakeHeldLoop {
+		t.Fatalf("after %d rounds b waking a: %q, want %q", rounds, why, wire.WakeHeldLoop)
+	}
+	if got := w.d.wakePaused(); len(got["a"]) != 1 || got["a"][0] != "b" || len(got["b"]) != 1 {
+		t.Fatalf("paused pairs %v, want a and b", got)
+	}
+	if why := w.arrive("c", "a"); why != "" {
+		t.Fatalf("a third session waking a held: %s", why)
+	}
+	w.woken("a")
+	if why := w.arrive("person", "b", func(m *wire.Message) { m.FromPerson = true }); why != "" {
+		t.Fatalf("the person's message held: %s", why)
+	}
+	w.woken("b")
+	if got := w.d.wakePaused(); len(got) != 0 {
+		t.Fatalf("paused pairs %v after a person's message", got)
+	}
+	if why := w.arrive("b", "a"); why != "" {
+		t.Fatalf("after the person's message b waking a held: %s", why)
+	}
+}
+
+// One peer waking another again and again is the budget's business, not a
+// loop: only wake-ups back and forth count toward the loop breaker.
+func TestLoopBreakerCountsOnlyBackAndForth(t *testing.T) {
+	t.Parallel()
+	w := newWakeWorld(t, WakeLimits{Budget: 100, Window: time.Hour, LoopRounds: 1}, "a", "b")
+	for i := range 5 {
+		if why := w.arrive("a", "b"); why != "" {
+			t.Fatalf("one-way wake %d held: %s", i+1, why)
+		}
+		w.woken("b")
+	}
+	if why := w.arrive("b", "a"); why != "" {
+		t.Fatalf("the first wake back held: %s", why)
+	}
+	w.woken("a")
+	if why := w.arrive("a", "b"); why != wire.WakeHeldLoop {
+		t.Fatalf("a second round: %q, want %q", why, wire.WakeHeldLoop)
+	}
+}
+
+// Through the real broker: the sender's reply says a steer did not wake,
+// a wake-only wait does not end for it, the session's row names the paused
+// pair, and the message is still delivered whole at the next boundary.
+func TestWakeHeldThroughTheBroker(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(o *Options) { o.Wake = &WakeLimits{Budget: 10, Window: time.Hour, LoopRounds: 1} })
+	ctx := t.Context()
+	noDeliver := func(o *intercom.AttachOptions) { o.NoDeliver = true }
+	a, b := w.attach("alpha", noDeliver), w.attach("bravo", noDeliver)
+	idle := func(s *intercom.Session) {
+		t.Helper()
+		if err := s.SetState(ctx, "idle", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	busy := func(s *intercom.Session) {
+		t.Helper()
+		if err := s.SetState(ctx, "thinking", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := func(s *intercom.Session) []wire.Message {
+		t.Helper()
+		msgs, err := w.c.Inbox(ctx, s.ID(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(msgs))
+		for i, m := range msgs {
+			ids[i] = m.ID
+		}
+		if len(ids) > 0 {
+			if _, err := w.c.Ack(ctx, s.ID(), ids...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return msgs
+	}
+	idle(a)
+	idle(b)
+	if r := w.send(a, "bravo", "ping 1"); r.WakeHeld != "" {
+		t.Fatalf("first wake held: %s", r.WakeHeld)
+	}
+	busy(b)
+	take(b)
+	idle(b)
+	if r := w.send(b, "alpha", "pong 1"); r.WakeHeld != "" {
+		t.Fatalf("the wake back held: %s", r.WakeHeld)
+	}
+	busy(a)
+	take(a)
+	idle(a)
+	held := w.send(a, "bravo", "ping 2")
+	if held.WakeHeld != wire.WakeHeldLoop {
+		t.Fatalf("second round: reply %+v, want wake_held %s", held, wire.WakeHeldLoop)
+	}
+	if ready, err := w.c.InboxWait(ctx, b.ID(), 50*time.Millisecond, true); err != nil || ready {
+		t.Fatalf("a wake-only wait ended for a held message: %v, %v", ready, err)
+	}
+	rows, err := w.c.List(ctx, intercom.ListOptions{Scope: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if (r.Name == "alpha" && !strings.Contains(r.WakePaused, "bravo")) || (r.Name == "bravo" && !strings.Contains(r.WakePaused, "alpha")) {
+			t.Fatalf("row %s: wake_paused %q", r.Name, r.WakePaused)
+		}
+	}
+	// Its next natural boundary (busy again) takes it, once.
+	busy(b)
+	got := take(b)
+	if len(got) != 1 || got[0].ID != held.ID || got[0].WakeHeld != "" {
+		t.Fatalf("at the boundary: %+v, want the held message once, unmarked", got)
+	}
+	if again := take(b); len(again) != 0 {
+		t.Fatalf("delivered twice: %+v", again)
+	}
+}
