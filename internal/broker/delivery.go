@@ -114,6 +114,7 @@ func (d *delivery) remove(sid string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.boxes, sid)
+	d.resumeLocked(sid) // its wake-up counts go with it
 }
 
 // setIdle records whether sid is idle; it reports whether it just became

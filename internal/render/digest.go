@@ -117,14 +117,29 @@ func WaitingLine(n int) string {
 }
 
 // WakeHeldNote says why a steer did not wake its idle reader (why is
-// wire.Message.WakeHeld or wire.SendReply.WakeHeld; peer is the other
-// session), "" when it did.
-func WakeHeldNote(why, peer string) string {
+// wire.SendReply.WakeHeld; reader is the session it was sent to), for its
+// sender; "" when it woke it.
+func WakeHeldNote(why, reader string) string {
 	switch why {
 	case wire.WakeHeldBudget:
-		return "intercom: this did not wake its reader: peers woke it as often as the wake budget allows (config wakeBudget per wakeWindowMs); it comes at the reader's next boundary"
+		return fmt.Sprintf("intercom: this did not wake %s: peers woke it as often as the wake budget allows (config wakeBudget per wakeWindowMs); it reaches %s at its next boundary", Line(reader), Line(reader))
 	case wire.WakeHeldLoop:
-		return fmt.Sprintf("intercom: wake-ups between you and %s are paused: you woke each other back and forth with no person involved (config wakeLoopRounds); messages still arrive at the next boundary, and a person's message resumes the wake-ups", Line(peer))
+		return loopNote(reader)
 	}
 	return ""
+}
+
+// wakeHeldReaderNote is WakeHeldNote for the reader of message m.
+func wakeHeldReaderNote(m wire.Message) string {
+	switch m.WakeHeld {
+	case wire.WakeHeldBudget:
+		return "intercom: this message did not wake you: peers woke you as often as the wake budget allows (config wakeBudget per wakeWindowMs)"
+	case wire.WakeHeldLoop:
+		return loopNote(m.From.Name)
+	}
+	return ""
+}
+
+func loopNote(peer string) string {
+	return fmt.Sprintf("intercom: wake-ups between you and %s are paused: you woke each other back and forth with no person involved (config wakeLoopRounds); messages still arrive at the next boundary, and a person's message resumes the wake-ups", Line(peer))
 }

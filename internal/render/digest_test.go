@@ -100,3 +100,24 @@ func TestDigestOfNothingIsEmpty(t *testing.T) {
 		t.Fatalf("got %+v", d)
 	}
 }
+
+func TestWakeHeldIsToldToReaderAndSender(t *testing.T) {
+	m := wire.Message{ID: "m1", From: wire.Peer{Name: "pong"}, Text: "hi", Delivery: wire.DeliverySteer, WakeHeld: wire.WakeHeldLoop}
+	if got := ForAgent(m, false); !strings.Contains(got, "wake-ups between you and pong are paused") {
+		t.Fatalf("the reader is not told of the paused pair:\n%s", got)
+	}
+	m.WakeHeld = wire.WakeHeldBudget
+	if got := ForAgent(m, false); !strings.Contains(got, "did not wake you") {
+		t.Fatalf("the reader is not told of the wake budget:\n%s", got)
+	}
+	m.WakeHeld = ""
+	if got := ForAgent(m, false); strings.Contains(got, "intercom: ") {
+		t.Fatalf("a message that woke its reader carries a note:\n%s", got)
+	}
+	if note := WakeHeldNote(wire.WakeHeldBudget, "ping"); !strings.Contains(note, "did not wake ping") {
+		t.Fatalf("sender's note %q", note)
+	}
+	if WakeHeldNote("", "ping") != "" {
+		t.Fatal("a note for a steer that woke its reader")
+	}
+}

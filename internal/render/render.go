@@ -44,7 +44,7 @@ func Message(w io.Writer, m wire.Message, hint string) {
 		fmt.Fprintf(w, "\n%s\n", hint)
 	}
 	fmt.Fprintf(w, "\n%s\n", body(strings.TrimRight(m.Text, "\n")))
-	if note := WakeHeldNote(m.WakeHeld, m.From.Name); note != "" {
+	if note := wakeHeldReaderNote(m); note != "" {
 		fmt.Fprintf(w, "\n(%s)\n", note)
 	}
 	for _, a := range m.Attachments {
