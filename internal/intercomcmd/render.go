@@ -17,7 +17,7 @@ func toJSON(m wire.Message) schema.Message {
 	}
 	j := schema.Message{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
 		ExpectsReply: m.ExpectsReply, ReplyTo: m.ReplyTo, Thread: m.Thread, Attachments: att, SentAt: m.SentAt,
-		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership, WakeHeld: m.WakeHeld}
+		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership, WakeHeld: m.WakeHeld, FromPerson: m.FromPerson}
 	if m.Topic != "" {
 		j.Event = m.Event // topic wake-ups carry their topic event: blocker, decision, release
 	}

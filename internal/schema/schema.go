@@ -32,6 +32,8 @@ type Message struct {
 	// budget or loop breaker: wake_budget, wake_loop); it waits for the
 	// reader's next boundary.
 	WakeHeld string `json:"wake_held,omitempty"`
+	// FromPerson: a person sent it (wire.Message.FromPerson, set by the broker).
+	FromPerson bool `json:"from_person,omitempty"`
 	// Rendered is the message as an agent's model is shown it (sender,
 	// reply hint, body, attachments): attach --control only.
 	Rendered string `json:"rendered,omitempty"`
