@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,4 +69,75 @@ func TestClaudeBurstArrivesAsDigests(t *testing.T) {
 		t.Errorf("the first digest does not say %q:\n%.3000s", want, first)
 	}
 	t.Logf("digests per boundary: %v", carried)
+}
+
+// A ping-pong between a real Claude Code agent and a peer stops after
+// wakeLoopRounds rounds: the next peer steer does not wake the idle agent
+// (the sender's reply says wake_loop, the agent's row names the paused
+// pair), and it still reaches the model exactly once at its next natural
+// boundary, the person's next prompt.
+func TestClaudePingPongIsPausedByTheLoopBreaker(t *testing.T) {
+	w, peer := claudeWorld(t)
+	const rounds = 2
+	if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(fmt.Sprintf(`{"wakeLoopRounds": %d, "wakeBudget": 100}`, rounds)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := w.Project("pingpong")
+	tag := marker("PP")
+	ping := func(i int) string { return fmt.Sprintf("%s-PING-%d", tag, i) }
+	pong := func(i int) string { return fmt.Sprintf("%s-PONG-%d", tag, i) }
+	m := NewAnthropic(t)
+	m.Script(Turn{Text: "ready"})
+	cl := w.StartClaude("claude", dir, m)
+	cl.Turn("hello", "ready", turnTimeout)
+	target := w.AgentSession(dir, cl.SessionID).ID
+	w.awaitStatus(target, "idle")
+	// send is the peer's turn: busy, one steer to the agent, idle again.
+	send := func(text string) string {
+		t.Helper()
+		w.OK("--session", peer.ID, "state", "thinking")
+		r := w.Intercom("", nil, "--json", "--session", peer.ID, "send", target, text)
+		w.OK("--session", peer.ID, "state", "idle")
+		var res struct {
+			WakeHeld string `json:"wake_held"`
+		}
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &res) != nil {
+			t.Fatalf("peer send: exit %d: %s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		return res.WakeHeld
+	}
+	for i := 1; i <= rounds; i++ {
+		m.Script(
+			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), ping(i)) }, Calls: []Call{Bash("intercom send peer " + pong(i))}},
+			Turn{Text: fmt.Sprintf("pong %d sent", i)},
+		)
+		if held := send(ping(i)); held != "" {
+			t.Fatalf("round %d: the peer's steer held (%s)", i, held)
+		}
+		peer.AwaitMessage(pong(i), replyWait)
+		cl.AwaitFinal(fmt.Sprintf("pong %d sent", i), replyWait)
+		w.awaitStatus(target, "idle")
+	}
+	held := ping(rounds + 1)
+	if why := send(held); why != "wake_loop" {
+		t.Fatalf("after %d rounds the peer's steer: wake_held %q, want wake_loop", rounds, why)
+	}
+	var rows struct {
+		Sessions []struct {
+			ID         string `json:"id"`
+			WakePaused string `json:"wake_paused"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(w.OK("--json", "list", "--scope", "all")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows.Sessions {
+		if r.ID == target && !strings.Contains(r.WakePaused, "peer") {
+			t.Fatalf("the agent's row: wake_paused %q, want peer", r.WakePaused)
+		}
+	}
+	m.Script(Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), held) }, Text: "held ping seen"})
+	cl.Turn("anything waiting?", "held ping seen", turnTimeout)
+	noHookFailed(t, cl)
+	seenOnce(t, m, held, "the steer the loop breaker held")
 }
