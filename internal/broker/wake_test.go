@@ -42,6 +42,15 @@ func (w *wakeWorld) arrive(from, to string, mod ...func(*wire.Message)) string {
 	return w.d.wakeHeld(to, m.ID)
 }
 
+// expect fails unless the next message from → to is decided want ("": it
+// wakes to).
+func (w *wakeWorld) expect(what, want, from, to string, mod ...func(*wire.Message)) {
+	w.t.Helper()
+	if why := w.arrive(from, to, mod...); why != want {
+		w.t.Fatalf("%s: wake_held %q, want %q", what, why, want)
+	}
+}
+
 // woken is a wake-up ending in a turn: busy, then idle again.
 func (w *wakeWorld) woken(s string) {
 	w.d.setIdle(s, false)
@@ -53,48 +62,30 @@ func TestWakeBudgetHoldsPeerWakesBeyondTheBudget(t *testing.T) {
 	w := newWakeWorld(t, WakeLimits{Budget: 3, Window: time.Hour}, "a", "p1", "p2", "p3", "boss", "sup")
 	w.d.attach("a", false, "", true, "sup")
 	for i := range 3 {
-		if why := w.arrive(fmt.Sprintf("p%d", i+1), "a"); why != "" {
-			t.Fatalf("peer wake %d held (%s) within the budget", i+1, why)
-		}
+		w.expect("a peer wake within the budget", "", fmt.Sprintf("p%d", i+1), "a")
 		// A second message while the first one's wake is under way rides
 		// along: it is not another wake-up.
-		if why := w.arrive("p1", "a"); why != "" {
-			t.Fatalf("a message riding along wake %d held: %s", i+1, why)
-		}
+		w.expect("a message riding along a wake", "", "p1", "a")
 		w.woken("a")
 	}
-	if why := w.arrive("p2", "a"); why != wire.WakeHeldBudget {
-		t.Fatalf("a fourth peer wake in the window: %q, want %q", why, wire.WakeHeldBudget)
-	}
-	if why := w.arrive("p3", "a", func(m *wire.Message) { m.Delivery = wire.DeliveryPassive }); why != "" {
-		t.Fatalf("a passive message was decided (%q): it never wakes", why)
-	}
-	if why := w.arrive("sup", "a"); why != "" {
-		t.Fatalf("the supervisor's message held: %s", why)
-	}
+	w.expect("a fourth peer wake in the window", wire.WakeHeldBudget, "p2", "a")
+	w.expect("a passive message (never decided: it never wakes)", "", "p3", "a", func(m *wire.Message) { m.Delivery = wire.DeliveryPassive })
+	w.expect("the supervisor's message", "", "sup", "a")
 	w.woken("a")
-	if why := w.arrive("boss", "a", func(m *wire.Message) { m.FromPerson = true }); why != "" {
-		t.Fatalf("a person's message held: %s", why)
-	}
+	w.expect("a person's message", "", "boss", "a", func(m *wire.Message) { m.FromPerson = true })
 	w.woken("a")
-	if why := w.arrive("p1", "a"); why != wire.WakeHeldBudget {
-		t.Fatalf("after the person's and supervisor's wakes the peers' budget is still spent: %q", why)
-	}
+	w.expect("after the person's and supervisor's wakes the peers' budget is still spent", wire.WakeHeldBudget, "p1", "a")
 	// Busy, the session takes every steer at its next boundary: nothing is
 	// held.
 	w.d.setIdle("a", false)
-	if why := w.arrive("p1", "a"); why != "" {
-		t.Fatalf("a steer to a busy session held: %s", why)
-	}
+	w.expect("a steer to a busy session", "", "p1", "a")
 }
 
 func TestWakeBudgetWindowPasses(t *testing.T) {
 	t.Parallel()
 	w := newWakeWorld(t, WakeLimits{Budget: 1, Window: time.Nanosecond}, "a", "p")
-	for i := range 5 {
-		if why := w.arrive("p", "a"); why != "" {
-			t.Fatalf("wake %d held (%s) with a window that passed", i, why)
-		}
+	for range 5 {
+		w.expect("a wake with a window that passed", "", "p", "a")
 		w.woken("a")
 	}
 }
@@ -103,39 +94,25 @@ func TestLoopBreakerPausesPingPongAndAPersonResumesIt(t *testing.T) {
 	t.Parallel()
 	const rounds = 3
 	w := newWakeWorld(t, WakeLimits{Budget: 100, Window: time.Hour, LoopRounds: rounds}, "a", "b", "c")
-	for r := range rounds {
-		if why := w.arrive("a", "b"); why != "" {
-			t.Fatalf("round %d: a waking b held: %s", r+1, why)
-		}
+	for range rounds {
+		w.expect("a waking b within the rounds", "", "a", "b")
 		w.woken("b")
-		if why := w.arrive("b", "a"); why != "" {
-			t.Fatalf("round %d: b waking a held: %s", r+1, why)
-		}
+		w.expect("b waking a within the rounds", "", "b", "a")
 		w.woken("a")
 	}
-	if why := w.arrive("a", "b"); why != wire.WakeHeldLoop {
-		t.Fatalf("after %d rounds a waking b: %q, want %q", rounds, why, wire.WakeHeldLoop)
-	}
-	if why := w.arrive("b", "a"); why != wire.WakeHeldLoop {
-		t.Fatalf("after %d rounds b waking a: %q, want %q", rounds, why, wire.WakeHeldLoop)
-	}
+	w.expect("after the rounds, a waking b", wire.WakeHeldLoop, "a", "b")
+	w.expect("after the rounds, b waking a", wire.WakeHeldLoop, "b", "a")
 	if got := w.d.wakePaused(); len(got["a"]) != 1 || got["a"][0] != "b" || len(got["b"]) != 1 {
 		t.Fatalf("paused pairs %v, want a and b", got)
 	}
-	if why := w.arrive("c", "a"); why != "" {
-		t.Fatalf("a third session waking a held: %s", why)
-	}
+	w.expect("a third session waking a", "", "c", "a")
 	w.woken("a")
-	if why := w.arrive("person", "b", func(m *wire.Message) { m.FromPerson = true }); why != "" {
-		t.Fatalf("the person's message held: %s", why)
-	}
+	w.expect("the person's message", "", "person", "b", func(m *wire.Message) { m.FromPerson = true })
 	w.woken("b")
 	if got := w.d.wakePaused(); len(got) != 0 {
 		t.Fatalf("paused pairs %v after a person's message", got)
 	}
-	if why := w.arrive("b", "a"); why != "" {
-		t.Fatalf("after the person's message b waking a held: %s", why)
-	}
+	w.expect("b waking a after the person's message", "", "b", "a")
 }
 
 // One peer waking another again and again is the budget's business, not a
@@ -143,19 +120,13 @@ func TestLoopBreakerPausesPingPongAndAPersonResumesIt(t *testing.T) {
 func TestLoopBreakerCountsOnlyBackAndForth(t *testing.T) {
 	t.Parallel()
 	w := newWakeWorld(t, WakeLimits{Budget: 100, Window: time.Hour, LoopRounds: 1}, "a", "b")
-	for i := range 5 {
-		if why := w.arrive("a", "b"); why != "" {
-			t.Fatalf("one-way wake %d held: %s", i+1, why)
-		}
+	for range 5 {
+		w.expect("a one-way wake", "", "a", "b")
 		w.woken("b")
 	}
-	if why := w.arrive("b", "a"); why != "" {
-		t.Fatalf("the first wake back held: %s", why)
-	}
+	w.expect("the first wake back", "", "b", "a")
 	w.woken("a")
-	if why := w.arrive("a", "b"); why != wire.WakeHeldLoop {
-		t.Fatalf("a second round: %q, want %q", why, wire.WakeHeldLoop)
-	}
+	w.expect("a second round", wire.WakeHeldLoop, "a", "b")
 }
 
 // Through the real broker: the sender's reply says a steer did not wake,
