@@ -77,11 +77,14 @@ func TestClaudeBurstArrivesAsDigests(t *testing.T) {
 // pair), and it still reaches the model exactly once at its next natural
 // boundary, the person's next prompt.
 func TestClaudePingPongIsPausedByTheLoopBreaker(t *testing.T) {
-	w, peer := claudeWorld(t)
 	const rounds = 2
+	w := NewWorld(t)
+	// Before anything starts the broker: it reads its limits once.
 	if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(fmt.Sprintf(`{"wakeLoopRounds": %d, "wakeBudget": 100}`, rounds)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	w.InstallClaude()
+	peer := w.StartPeer("peer")
 	dir := w.Project("pingpong")
 	tag := marker("PP")
 	ping := func(i int) string { return fmt.Sprintf("%s-PING-%d", tag, i) }
