@@ -24,6 +24,17 @@ func toJSON(m wire.Message) schema.Message {
 	return j
 }
 
+// fromJSON is toJSON undone: the message an extension sent back (digest).
+func fromJSON(j schema.Message) wire.Message {
+	m := wire.Message{ID: j.ID, Seq: j.Seq, From: j.From, Text: j.Text, Delivery: j.Delivery,
+		ExpectsReply: j.ExpectsReply, ReplyTo: j.ReplyTo, Thread: j.Thread, Attachments: j.Attachments, SentAt: j.SentAt,
+		Topic: j.Topic, Resource: j.Resource, Ownership: j.Ownership, WakeHeld: j.WakeHeld, FromPerson: j.FromPerson}
+	if j.Topic != "" {
+		m.Event = j.Event
+	}
+	return m
+}
+
 // messagesJSON is the --json shape of inbox and wait.
 func messagesJSON(msgs []wire.Message) schema.Messages {
 	rows := make([]schema.Message, 0, len(msgs))

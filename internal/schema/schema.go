@@ -62,6 +62,15 @@ type Messages struct {
 	Messages []Message `json:"messages"`
 }
 
+// Digest is digest --json: one boundary's digest of the messages given,
+// the ids of those it shows (the only ones to acknowledge once it is handed
+// over) and how many wait for a later boundary.
+type Digest struct {
+	Text    string   `json:"text"`
+	Shown   []string `json:"shown"`
+	Waiting int      `json:"waiting"`
+}
+
 // Wait is wait --json: the messages that woke it. HeldElsewhere is true when
 // another holder (attach, hold) took them and wait shows a copy.
 type Wait struct {
