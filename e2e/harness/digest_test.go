@@ -144,3 +144,64 @@ func TestClaudePingPongIsPausedByTheLoopBreaker(t *testing.T) {
 	noHookFailed(t, cl)
 	seenOnce(t, m, held, "the steer the loop breaker held")
 }
+
+// Messages that reach a busy Pi during a tool come to its model as a
+// digest rendered by the binary (`intercom digest`): the ask first, within
+// digestBytes, the rest at the following tool boundaries; each exactly
+// once.
+func TestPiBurstArrivesAsDigests(t *testing.T) {
+	eachPi(t, func(t *testing.T, line PiLine) {
+		w := NewWorld(t)
+		if err := os.WriteFile(filepath.Join(w.IntercomHome, "config.json"), []byte(`{"digestBytes": 1200}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w.InstallPi()
+		peer := w.StartPeer("peer")
+		dir := w.Project("pi-burst")
+		tag := marker("PIB")
+		const n = 8
+		name := func(i int) string { return fmt.Sprintf("%s-%02d", tag, i) }
+		ask := tag + "-ASK"
+		m := NewAnthropic(t)
+		pi := w.StartPi("pi", dir, line, m, nil)
+		target := pi.Session().ID
+		var cmd strings.Builder
+		for i := range n {
+			cmd.WriteString(pushedDuringTool(peer.ID, target, name(i)) + "; ")
+		}
+		fmt.Fprintf(&cmd, `id=$(intercom --session %s --json send --request-reply %s %s | sed -n 's/^{"id":"\([^"]*\)".*/\1/p'); until intercom trace "$id" | grep -q pushed; do sleep 0.1; done; echo sent`, peer.ID, target, ask)
+		turns := []Turn{{Calls: []Call{PiBash(cmd.String())}}}
+		for i := range 6 {
+			turns = append(turns, Turn{Calls: []Call{PiBash(fmt.Sprintf("echo step %d", i))}})
+		}
+		m.Script(append(turns, Turn{Text: "burst done"})...)
+		pi.Prompt("work through the steps")
+		last := m.Last()
+		for _, s := range append([]string{ask}, func() (all []string) {
+			for i := range n {
+				all = append(all, name(i))
+			}
+			return
+		}()...) {
+			if c := userCount(last, s); c != 1 {
+				t.Errorf("the model's context holds %s %d times, want 1\n%s", s, c, m.Dump())
+			}
+		}
+		first := m.Answered(1)
+		if first == nil {
+			t.Fatalf("no request after the tool\n%s", m.Dump())
+		}
+		digest := ""
+		for _, u := range userTurns(first) {
+			if strings.Contains(u, ask) {
+				digest = u
+			}
+		}
+		if digest == "" || strings.Index(digest, ask) > strings.Index(digest+name(0), name(0)) {
+			t.Errorf("the first digest does not put the ask first:\n%s", digest)
+		}
+		if !strings.Contains(digest, "more messages wait") {
+			t.Errorf("the first digest does not say that more wait:\n%s", digest)
+		}
+	})
+}
