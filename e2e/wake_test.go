@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -127,5 +128,36 @@ func TestWakeBudgetHoldsTheNextPeerSteer(t *testing.T) {
 		// Woken (or, for the held one, its next boundary): busy, then idle.
 		h.OK("--session", worker, "state", "thinking")
 		h.OK("--session", worker, "state", "idle")
+	}
+}
+
+// `intercom digest` renders what an extension holds as one digest: the
+// ask first, within the budget, the rest said to wait; bad input is a
+// usage error (exit 2).
+func TestDigestCommand(t *testing.T) {
+	t.Parallel()
+	h := newH(t)
+	var msgs []string
+	for i := range 6 {
+		msgs = append(msgs, fmt.Sprintf(`{"id":"m%d","from":{"id":"p","name":"peer"},"text":"note %d %s","delivery":"steer"}`, i, i, strings.Repeat("x", 300)))
+	}
+	msgs = append(msgs, `{"id":"ask","from":{"id":"p","name":"peer"},"text":"which one?","delivery":"steer","expects_reply":true}`)
+	r := h.RunIn(h.Cwd, `{"messages":[`+strings.Join(msgs, ",")+`]}`, "--json", "digest", "--bytes", "1500")
+	var d struct {
+		Text    string   `json:"text"`
+		Shown   []string `json:"shown"`
+		Waiting int      `json:"waiting"`
+	}
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &d) != nil {
+		t.Fatalf("digest: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if len(d.Shown) == 0 || d.Shown[0] != "ask" || d.Waiting != 7-len(d.Shown) || d.Waiting == 0 {
+		t.Fatalf("shown %v, waiting %d: want the ask first and the rest waiting", d.Shown, d.Waiting)
+	}
+	if len(d.Text) > 1500 || !strings.Contains(d.Text, fmt.Sprintf("%d more messages wait", d.Waiting)) {
+		t.Fatalf("digest of %d bytes:\n%s", len(d.Text), d.Text)
+	}
+	if r := h.RunIn(h.Cwd, "not json", "digest"); r.Code != 2 {
+		t.Fatalf("bad input: exit %d, want 2\n%s", r.Code, r.Stderr)
 	}
 }
