@@ -77,14 +77,16 @@ func (d *delivery) boxLocked(sid string) *box {
 // every unacked message again, its backlog first. The flush is marked
 // running now, so a send arriving before it starts is not pushed ahead of
 // older stored messages (it sets dirty and the flush picks it up).
-// supervisor is the session's supervisor ("" for none): its messages always
-// wake it.
+// supervisor is the session's supervisor ("" for not known here): its
+// messages always wake it.
 func (d *delivery) attach(sid string, holder bool, token string, idle bool, supervisor string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	bx := d.boxLocked(sid)
 	bx.connected, bx.holder, bx.token, bx.idle = true, holder, token, idle
-	bx.wake.supervisor = supervisor
+	if supervisor != "" { // another registration of it (a hook's holder) may not know
+		bx.wake.supervisor = supervisor
+	}
 	bx.inflight, bx.claimed = map[string]bool{}, map[string]bool{}
 	if !holder {
 		return

@@ -207,3 +207,19 @@ func TestWakeHeldThroughTheBroker(t *testing.T) {
 		t.Fatalf("delivered twice: %+v", again)
 	}
 }
+
+// A run's child names its supervisor when it registers: the supervisor's
+// steers wake it even when peers may not wake it at all.
+func TestSupervisorAlwaysWakesThroughTheBroker(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(o *Options) { o.Wake = &WakeLimits{Budget: 0, Window: time.Hour} })
+	noDeliver := func(o *intercom.AttachOptions) { o.NoDeliver = true }
+	sup, peer := w.attach("lead", noDeliver), w.attach("peer", noDeliver)
+	w.attach("child", noDeliver, func(o *intercom.AttachOptions) { o.Supervisor = sup.ID() })
+	if r := w.send(peer, "child", "from a peer"); r.WakeHeld != wire.WakeHeldBudget {
+		t.Fatalf("a peer's steer with wakeBudget 0: wake_held %q, want %q", r.WakeHeld, wire.WakeHeldBudget)
+	}
+	if r := w.send(sup, "child", "from the supervisor"); r.WakeHeld != "" {
+		t.Fatalf("the supervisor's steer held: %s", r.WakeHeld)
+	}
+}
