@@ -23,6 +23,7 @@ type Msg = {
   delivery: string;
   expects_reply: boolean;
   rendered?: string;
+  wake_held?: string; // the broker's wake budget: it waits for the next boundary
 };
 
 type Config = { confirmSend: boolean; shortcut: string; describe: { intercom: string; contact_supervisor: string } };
@@ -209,19 +210,40 @@ export default function intercom(pi: any) {
     control({ ack: fresh });
   };
 
-  // hand gives Pi the waiting messages as one message.
+  // hand gives Pi the waiting messages as one digest, rendered by the
+  // binary (`intercom digest`: most urgent first, within config
+  // digestBytes); what does not fit waits for the next boundary. Hand-overs
+  // run one at a time, in order; the batch is claimed at once, so a
+  // repeated push of one of its messages is not handed again.
+  let handing: Promise<void> = Promise.resolve();
   const hand = (batch: Msg[], options: { deliverAs: string; triggerTurn?: boolean }) => {
-    if (!batch.length) return;
+    if (!batch.length) return handing;
+    for (const m of batch) handed.set(m.id, m);
+    handing = handing.then(() => handDigest(batch, options));
+    return handing;
+  };
+  const handDigest = async (batch: Msg[], options: { deliverAs: string; triggerTurn?: boolean }) => {
+    let content = batch.map((m) => (m.rendered ?? m.text).trimEnd()).join("\n\n");
+    let ids = batch.map((m) => m.id);
+    try {
+      const d = await run(bin, ["digest"], JSON.stringify({ messages: batch }));
+      if (typeof d?.text === "string" && Array.isArray(d.shown) && d.shown.length) {
+        content = d.text;
+        ids = d.shown;
+      }
+    } catch (e: any) {
+      console.error(`intercom: no digest (${oneLine(String(e?.message ?? e))}); handing the messages as they came`);
+    }
+    const shown = new Set(ids);
+    const rest = batch.filter((m) => !shown.has(m.id));
+    for (const m of rest) handed.delete(m.id);
+    waiting.unshift(...rest); // the next boundary
     for (const m of batch) {
-      handed.set(m.id, m);
+      if (!shown.has(m.id)) continue;
       if (options.deliverAs === "steer") steered.add(m.id);
       if (m.expects_reply) lastAsk = m.id;
     }
-    const content = batch.map((m) => (m.rendered ?? m.text).trimEnd()).join("\n\n");
-    pi.sendMessage(
-      { customType: CUSTOM_TYPE, content, display: true, details: { ids: batch.map((m) => m.id) } },
-      options,
-    );
+    pi.sendMessage({ customType: CUSTOM_TYPE, content, display: true, details: { ids } }, options);
   };
 
   // flushBusy hands everything waiting at a tool boundary (steer).
@@ -232,7 +254,7 @@ export default function intercom(pi: any) {
   const flushIdle = () => {
     if (!waiting.length) return;
     const batch = waiting.splice(0);
-    const wakes = batch.some((m) => m.delivery !== "passive");
+    const wakes = batch.some((m) => m.delivery !== "passive" && !m.wake_held); // the broker's wake budget
     if (wakes) hand(batch, { deliverAs: "steer", triggerTurn: true });
     else hand(batch, { deliverAs: "nextTurn" });
   };
@@ -402,7 +424,7 @@ export default function intercom(pi: any) {
     toolDepth = Math.max(0, toolDepth - 1);
     if (toolDepth > 0) return;
     await fetchRun();
-    if (toolDepth === 0) flushBusy();
+    if (toolDepth === 0) await flushBusy();
   });
   // The receipt: the message is in the model's context now.
   pi.on("message_end", async (event: any) => {

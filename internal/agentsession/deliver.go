@@ -4,18 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/intercom-dev/intercom/internal/runs"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // DeliverOptions shape one hand-over of waiting messages.
 type DeliverOptions struct {
-	Render   func(wire.Message) string
-	Limit    int  // bytes per hand-over (hooks.MaxContext for hooks)
-	WakeOnly bool // leave passive messages (they never wake an agent)
+	Render func(wire.Message) string
+	Limit  int // bytes per hand-over (hooks.MaxContext for hooks): the digest's budget
+	// Budget is the digest's size budget (config digestBytes): a hand-over
+	// carries at most min(Limit, Budget) bytes (0: Limit).
+	Budget int
+	// Supervisor is the reader's supervisor session, by id or name (its
+	// messages come second in a digest); "" reads SupervisorFromEnv.
+	Supervisor string
+	WakeOnly   bool // leave what does not wake an agent (wire.Message.Wakes)
 	// ContinueOnly hands over only the next part of a message already
 	// being delivered in parts (a Stop hook that already blocked once).
 	ContinueOnly bool
@@ -107,7 +115,13 @@ func (s Agents) handover(session string) handover {
 // what the written text completes.
 func (h handover) deliver(ctx context.Context, c *intercom.Client, waiting []wire.Message, o DeliverOptions, write func(text string) error) (Batch, error) {
 	msgs, prog := pick(waiting, h.recorded, o)
-	b := compose(msgs, o.Render, prog, o.Limit)
+	if o.Budget > 0 && o.Budget < o.Limit {
+		o.Limit = o.Budget
+	}
+	if o.Supervisor == "" {
+		o.Supervisor = SupervisorFromEnv()
+	}
+	b := compose(msgs, o, prog)
 	if b.Text != "" {
 		if err := write(b.Text); err != nil {
 			return Batch{}, err // nothing acknowledged: handed over again next time
@@ -131,7 +145,8 @@ func (h handover) deliver(ctx context.Context, c *intercom.Client, waiting []wir
 // (recorded) goes first, passive or not, and prog says so; when it no
 // longer waits (acknowledged elsewhere, by `intercom inbox`), prog is nil
 // and delivery goes on with the rest. ContinueOnly carries nothing but the
-// message in flight; WakeOnly leaves passive messages.
+// message in flight; WakeOnly leaves what does not wake (wire.Message.Wakes:
+// passive messages, and steers the broker's wake budget holds back).
 func pick(waiting []wire.Message, recorded *Progress, o DeliverOptions) (msgs []wire.Message, prog *Progress) {
 	if recorded != nil {
 		if i := slices.IndexFunc(waiting, func(m wire.Message) bool { return m.ID == recorded.ID }); i >= 0 {
@@ -143,7 +158,7 @@ func pick(waiting []wire.Message, recorded *Progress, o DeliverOptions) (msgs []
 		return msgs, prog
 	}
 	for _, m := range waiting {
-		if !o.WakeOnly || m.Delivery != wire.DeliveryPassive {
+		if !o.WakeOnly || m.Wakes() {
 			msgs = append(msgs, m)
 		}
 	}
@@ -152,7 +167,7 @@ func pick(waiting []wire.Message, recorded *Progress, o DeliverOptions) (msgs []
 
 // WholeOptions shape a hand-over of whole messages (DeliverWhole).
 type WholeOptions struct {
-	WakeOnly bool // leave passive messages
+	WakeOnly bool // leave what does not wake an agent (wire.Message.Wakes)
 	Limit    int  // at most this many (0: all)
 	Peek     bool // show them without fetching or acknowledging
 }
@@ -178,7 +193,7 @@ func (s Agents) DeliverWhole(ctx context.Context, c *intercom.Client, session st
 		return nil, err
 	}
 	if o.WakeOnly {
-		msgs = slices.DeleteFunc(msgs, func(m wire.Message) bool { return m.Delivery == wire.DeliveryPassive })
+		msgs = slices.DeleteFunc(msgs, func(m wire.Message) bool { return !m.Wakes() })
 	}
 	if err := write(msgs); err != nil {
 		return nil, err
@@ -191,4 +206,14 @@ func (s Agents) DeliverWhole(ctx context.Context, c *intercom.Client, session st
 		ids[i] = m.ID
 	}
 	return msgs, c.AckShown(ctx, session, ids...)
+}
+
+// SupervisorFromEnv is the supervisor session of the run this process is a
+// child of (runs.ChildFromEnv), "" outside a run.
+func SupervisorFromEnv() string {
+	ch, err := runs.ChildFromEnv(os.Getenv)
+	if err != nil {
+		return ""
+	}
+	return ch.Supervisor
 }

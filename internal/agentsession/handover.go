@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -30,54 +31,35 @@ type Batch struct {
 }
 
 // room is what a batch keeps free for its head and digest lines.
-const room = 300
+const room = render.DigestRoom
 
 // compose fills one hand-over of at most limit bytes with msgs (what pick
-// chose), oldest first, each rendered whole. A message that does not fit
-// waits for the next hand-over; a message bigger than a whole hand-over
-// goes in numbered parts, one per hand-over, and completes (is
-// acknowledged) with its last part. prog is the part delivery in flight,
-// if any: msgs[0] is its message, and its next part goes alone.
-func compose(msgs []wire.Message, render func(wire.Message) string, prog *Progress, limit int) Batch {
+// chose, oldest first) as one digest (render.BuildDigest: by priority,
+// each whole, what does not fit waits for the next hand-over). A message
+// bigger than a whole hand-over goes in numbered parts, one per hand-over,
+// and completes (is acknowledged) with its last part. prog is the part
+// delivery in flight, if any: msgs[0] is its message, and its next part
+// goes alone. supervisor is the reader's supervisor session ("" for none).
+func compose(msgs []wire.Message, o DeliverOptions, prog *Progress) Batch {
 	if len(msgs) == 0 {
 		return Batch{}
 	}
 	if prog != nil {
 		m := msgs[0]
-		b := part(m, render(m), prog.Next, limit)
+		b := part(m, o.Render(m), prog.Next, o.Limit)
 		b.Waiting = len(msgs) - 1
 		if b.Progress == nil && b.Text != "" {
-			b.Text += waitingLine(b.Waiting)
+			b.Text += render.WaitingLine(b.Waiting)
 		}
 		return b
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "intercom: %d new message(s) for this session.\n", len(msgs))
-	var ack []string
-	for _, m := range msgs {
-		text := render(m)
-		if b.Len()+len(text)+room <= limit {
-			b.WriteString(text)
-			ack = append(ack, m.ID)
-			continue
-		}
-		if len(ack) == 0 { // bigger than a whole hand-over: its first part, alone
-			out := part(m, text, 0, limit)
-			out.Waiting = len(msgs) - 1
-			return out
-		}
-		break
+	d := render.BuildDigest(msgs, render.DigestOptions{Render: o.Render, Budget: o.Limit, Supervisor: o.Supervisor})
+	if d.Oversize != nil { // bigger than a whole hand-over: its first part, alone
+		out := part(*d.Oversize, o.Render(*d.Oversize), 0, o.Limit)
+		out.Waiting = d.Waiting
+		return out
 	}
-	rest := len(msgs) - len(ack)
-	b.WriteString(waitingLine(rest))
-	return Batch{Text: b.String(), Ack: ack, Waiting: rest}
-}
-
-func waitingLine(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return fmt.Sprintf("\n%d more messages wait for this session: they come at the next tool boundary (or run `intercom inbox` to read them now).\n", n)
+	return Batch{Text: d.Text, Ack: d.Shown, Waiting: d.Waiting}
 }
 
 // part is answer k (0-based) of message m, whose rendering is text.

@@ -1,6 +1,8 @@
 package agentsession
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -41,7 +43,7 @@ func TestComposeWholeMessagesOnly(t *testing.T) {
 	for i := range 50 {
 		msgs = append(msgs, msg(string(rune('a'+i%26))+string(rune('a'+i/26)), 500))
 	}
-	b := compose(msgs, renderID, nil, hookLimit)
+	b := compose(msgs, DeliverOptions{Render: renderID, Limit: hookLimit}, nil)
 	if len(b.Text) > hookLimit || b.Progress != nil {
 		t.Fatalf("composed %d bytes, progress %v; want <= %d, none", len(b.Text), b.Progress, hookLimit)
 	}
@@ -71,7 +73,7 @@ func TestComposeLongMessageInParts(t *testing.T) {
 		if call > 10 {
 			t.Fatal("the long message never completed")
 		}
-		b := compose(msgs, renderID, prog, hookLimit)
+		b := compose(msgs, DeliverOptions{Render: renderID, Limit: hookLimit}, prog)
 		if len(b.Text) > hookLimit {
 			t.Fatalf("part %d: %d bytes, want <= %d", call, len(b.Text), hookLimit)
 		}
@@ -99,7 +101,7 @@ func TestComposeLongMessageInParts(t *testing.T) {
 	}
 	// The in-flight message is gone (read with intercom inbox): go on.
 	left, prog := pick([]wire.Message{small}, &Progress{ID: "big", Next: 1, Parts: 3}, DeliverOptions{})
-	b := compose(left, renderID, prog, hookLimit)
+	b := compose(left, DeliverOptions{Render: renderID, Limit: hookLimit}, prog)
 	if len(b.Ack) != 1 || b.Ack[0] != "small" {
 		t.Fatalf("after a vanished part delivery: ack %v", b.Ack)
 	}
@@ -137,5 +139,44 @@ func TestPick(t *testing.T) {
 	}
 	if waiting[2].ID != "b" {
 		t.Fatal("pick changed the waiting messages")
+	}
+}
+
+// A hand-over is one digest: the supervisor's message (SupervisorFromEnv
+// names it) and an ask go first, and only what it rendered is acknowledged.
+func TestComposeIsADigestByPriority(t *testing.T) {
+	var msgs []wire.Message
+	for i := range 30 {
+		msgs = append(msgs, msg(fmt.Sprintf("m%02d", i), 400))
+	}
+	msgs[20].ExpectsReply = true
+	msgs[25].From = wire.Peer{ID: "sup-id", Name: "boss"}
+	b := compose(msgs, DeliverOptions{Render: renderID, Limit: 3000, Supervisor: "boss"}, nil)
+	if len(b.Ack) < 2 || b.Ack[0] != "m25" || b.Ack[1] != "m20" {
+		t.Fatalf("acked %v: want the supervisor's m25, then the ask m20, first", b.Ack)
+	}
+	for _, m := range msgs {
+		if strings.Contains(b.Text, renderID(m)) != slices.Contains(b.Ack, m.ID) {
+			t.Fatalf("%s: rendered and acknowledged disagree", m.ID)
+		}
+	}
+	if b.Waiting != len(msgs)-len(b.Ack) || !strings.Contains(b.Text, fmt.Sprintf("%d more messages wait", b.Waiting)) {
+		t.Fatalf("waiting %d:\n%s", b.Waiting, b.Text)
+	}
+}
+
+func TestSupervisorFromEnv(t *testing.T) {
+	for _, k := range []string{"INTERCOM_SUPERVISOR", "INTERCOM_RUN_ID", "INTERCOM_CHILD_AGENT", "INTERCOM_CHILD_INDEX"} {
+		t.Setenv(k, "")
+	}
+	if s := SupervisorFromEnv(); s != "" {
+		t.Fatalf("outside a run: %q", s)
+	}
+	t.Setenv("INTERCOM_SUPERVISOR", "lead")
+	t.Setenv("INTERCOM_RUN_ID", "r1")
+	t.Setenv("INTERCOM_CHILD_AGENT", "worker")
+	t.Setenv("INTERCOM_CHILD_INDEX", "0")
+	if s := SupervisorFromEnv(); s != "lead" {
+		t.Fatalf("in a run: %q, want lead", s)
 	}
 }

@@ -38,8 +38,11 @@ type Options struct {
 	// ForgetAfter is how long a disconnected session that never held a
 	// message is kept (gc.go); 0 keeps it forever.
 	ForgetAfter time.Duration
-	Logger      *slog.Logger
-	Ready       func() // called once the socket accepts clients (Run only)
+	// Wake bounds how often peers wake an idle session (wake.go); nil means
+	// DefaultWakeLimits.
+	Wake   *WakeLimits
+	Logger *slog.Logger
+	Ready  func() // called once the socket accepts clients (Run only)
 
 	// Stuck says when a session shows as stuck (stuck.go); zero: never.
 	Stuck StallThresholds
@@ -175,7 +178,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if b.st, err = store.OpenVisiting(l.DBDir(), log, b.ledger.loadMessage); err != nil {
 		return nil, err
 	}
-	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish)
+	b.deliv = newDelivery(b.st, log, b.tasks, b.waiters, b.traces, b.publish, opts.wakeLimits())
 	b.sessions = newSessionTable(b.asks, b.deliv)
 	b.sessions.stalls = stallRule{StallThresholds: opts.Stuck, ledger: b.ledger}
 	if b.resv, err = newReservationTable(b.st); err != nil {

@@ -27,10 +27,12 @@ type box struct {
 	claimed   map[string]bool      // replies handed to an ask waiter
 	flushing  bool
 	dirty     bool
+	wake      wakeBox // the wake budget's state (wake.go)
 }
 
 func newBox() *box {
-	return &box{inflight: map[string]bool{}, held: map[string]time.Time{}, dropped: map[string]bool{}, claimed: map[string]bool{}}
+	return &box{inflight: map[string]bool{}, held: map[string]time.Time{}, dropped: map[string]bool{}, claimed: map[string]bool{},
+		wake: wakeBox{decided: map[string]string{}}}
 }
 
 // delivery holds every session's box. Lock order: it is taken inside
@@ -45,10 +47,13 @@ type delivery struct {
 	waiters *waiterTable
 	traces  *traceTable
 	publish func(subject string, v any)
+	wake    WakeLimits             // the wake budget and loop breaker (wake.go)
+	pairs   map[pairKey]*pairState // wake-ups back and forth between two sessions
 }
 
-func newDelivery(st *store.Store, log *slog.Logger, t *tasks, w *waiterTable, tr *traceTable, publish func(string, any)) *delivery {
-	return &delivery{boxes: map[string]*box{}, st: st, log: log, tasks: t, waiters: w, traces: tr, publish: publish}
+func newDelivery(st *store.Store, log *slog.Logger, t *tasks, w *waiterTable, tr *traceTable, publish func(string, any), wake WakeLimits) *delivery {
+	return &delivery{boxes: map[string]*box{}, st: st, log: log, tasks: t, waiters: w, traces: tr, publish: publish,
+		wake: wake, pairs: map[pairKey]*pairState{}}
 }
 
 // add makes sid's box; every known session has one.
@@ -72,11 +77,16 @@ func (d *delivery) boxLocked(sid string) *box {
 // every unacked message again, its backlog first. The flush is marked
 // running now, so a send arriving before it starts is not pushed ahead of
 // older stored messages (it sets dirty and the flush picks it up).
-func (d *delivery) attach(sid string, holder bool, token string, idle bool) {
+// supervisor is the session's supervisor ("" for not known here): its
+// messages always wake it.
+func (d *delivery) attach(sid string, holder bool, token string, idle bool, supervisor string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	bx := d.boxLocked(sid)
 	bx.connected, bx.holder, bx.token, bx.idle = true, holder, token, idle
+	if supervisor != "" { // another registration of it (a hook's holder) may not know
+		bx.wake.supervisor = supervisor
+	}
 	bx.inflight, bx.claimed = map[string]bool{}, map[string]bool{}
 	if !holder {
 		return
@@ -106,6 +116,7 @@ func (d *delivery) remove(sid string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.boxes, sid)
+	d.resumeLocked(sid) // its wake-up counts go with it
 }
 
 // setIdle records whether sid is idle; it reports whether it just became
@@ -119,6 +130,9 @@ func (d *delivery) setIdle(sid string, idle bool) bool {
 	}
 	was := bx.idle
 	bx.idle = idle
+	if !idle {
+		bx.busyLocked()
+	}
 	return idle && !was
 }
 
@@ -161,6 +175,10 @@ func (d *delivery) pushIf(sid string, m wire.Message, ok func() bool) {
 // pushLocked sends eligible messages to bx's holder, unless a flush is
 // running (it will pick them up, in order).
 func (d *delivery) pushLocked(sid string, bx *box, msgs []wire.Message) {
+	now := time.Now()
+	for i := range msgs {
+		d.markWakeLocked(sid, bx, &msgs[i], now) // an arrival while idle: may it wake?
+	}
 	if bx.connected && bx.holder {
 		d.waiters.note(sid, msgs)
 	}
@@ -172,7 +190,6 @@ func (d *delivery) pushLocked(sid string, bx *box, msgs []wire.Message) {
 		bx.dirty = true
 		return
 	}
-	now := time.Now()
 	for i := range msgs {
 		if bx.eligible(&msgs[i], now) {
 			d.pushOneLocked(sid, bx, &msgs[i], now)
@@ -182,6 +199,7 @@ func (d *delivery) pushLocked(sid string, bx *box, msgs []wire.Message) {
 
 // pushOneLocked hands one message to bx's holder and records when.
 func (d *delivery) pushOneLocked(sid string, bx *box, m *wire.Message, now time.Time) {
+	d.markWakeLocked(sid, bx, m, now)
 	bx.inflight[m.ID] = true
 	d.traces.record(m, now, false)
 	d.publish(wire.Deliver(sid, bx.token), m)
@@ -276,6 +294,7 @@ func (d *delivery) deliverable(sid string, msgs []wire.Message, limit int, recor
 		if recordFetch {
 			d.traces.record(m, now, true)
 		}
+		d.markWakeLocked(sid, bx, m, now) // read while idle: may it wake?
 		out = append(out, *m)
 		if limit > 0 && len(out) >= limit {
 			break
@@ -366,6 +385,7 @@ func (d *delivery) acked(sid string, ids []string) {
 			delete(bx.inflight, id)
 			delete(bx.claimed, id)
 			delete(bx.held, id)
+			bx.forgetWakeLocked(id)
 		}
 	}
 }

@@ -20,6 +20,7 @@ func (t *sessionTable) viewLocked(s *session, self string) wire.Session {
 	r.Self = s.ID == self
 	r.PendingAsks = t.asks.countsTo()[s.ID]
 	t.stalls.mark(&r, s, time.Now().UTC())
+	r.WakePaused = wakePausedNames(t.deliv.wakePaused()[s.ID], t.targetsLocked())
 	return r
 }
 
@@ -54,9 +55,11 @@ func (t *sessionTable) rowsLocked(self string) []*wire.Session {
 	rows := make([]*wire.Session, 0, len(t.byID))
 	pending := t.asks.countsTo()
 	targets := t.targetsLocked()
+	paused := t.deliv.wakePaused()
 	for _, s := range t.byID {
 		r := s.Session
 		r.PendingAsks = pending[s.ID]
+		r.WakePaused = wakePausedNames(paused[s.ID], targets)
 		r.Self = s.ID == self
 		r.Target = targets[s.ID]
 		rows = append(rows, &r)
@@ -221,6 +224,7 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 		}
 		candidates = t.order
 	}
+	paused := t.deliv.wakePaused()
 	out := make([]wire.Session, 0, len(candidates))
 	now := time.Now().UTC()
 	for _, s := range candidates {
@@ -228,6 +232,7 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 		r.PendingAsks = pending[s.ID]
 		r.Self = s.ID == self
 		r.Target = targets[s.ID]
+		r.WakePaused = wakePausedNames(paused[s.ID], targets)
 		if keep.keeps(&r) {
 			t.stalls.mark(&r, s, now)
 			out = append(out, r)

@@ -115,5 +115,6 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		b.deliv.flushAfter(to, time.Until(held)+time.Millisecond)
 	}
 	b.deliv.push(to, p.msg)
+	reply.WakeHeld = b.deliv.wakeHeld(to, p.msg.ID) // the sender is told (wake.go)
 	respond(m, wire.Reply[wire.SendReply]{Result: &reply})
 }

@@ -17,7 +17,7 @@ import (
 func TestTargetIndexAgreesWithResolve(t *testing.T) {
 	tk := newTasks()
 	defer tk.stop()
-	tab := newSessionTable(newAskTable(tk, func(string, any) {}, 0), newDelivery(nil, nil, tk, newWaiterTable(), newTraceTable(), func(string, any) {}))
+	tab := newSessionTable(newAskTable(tk, func(string, any) {}, 0), newDelivery(nil, nil, tk, newWaiterTable(), newTraceTable(), func(string, any) {}, DefaultWakeLimits))
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"sink", "Sink", "ab12", "worker", "w", "abcdef12", "dup", "dup", "a1b2c3d4e5"}
 	add := func(id, name string, connected bool) {

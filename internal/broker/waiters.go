@@ -82,7 +82,7 @@ func (t *waiterTable) note(sid string, msgs []wire.Message) {
 	for _, w := range t.bySID[sid] {
 	next:
 		for _, m := range msgs {
-			if w.wakeOnly && m.Delivery == wire.DeliveryPassive {
+			if w.wakeOnly && !m.Wakes() {
 				continue
 			}
 			for _, a := range w.arrived {
@@ -165,7 +165,7 @@ func (b *Broker) inboxPeek(sid string, wakeOnly bool) bool {
 		return false
 	}
 	for _, m := range msgs {
-		if !wakeOnly || m.Delivery != wire.DeliveryPassive {
+		if !wakeOnly || m.Wakes() {
 			return true
 		}
 	}

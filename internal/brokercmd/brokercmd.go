@@ -122,7 +122,7 @@ func serve(ctx context.Context, c *cmd, stderr io.Writer) error {
 		idle = *c.IdleExit
 	}
 	err = broker.Run(ctx, broker.Options{Layout: layout, IdleExit: idle, RetryMemory: c.RetryMemory, ForgetAfter: cfg.ForgetAfter(),
-		Stuck: broker.StallThresholds{BusyAfter: stuck.BusyAfter, SteersAfter: stuck.SteersAfter}, Logger: log, Ready: ready.Signal})
+		Stuck: broker.StallThresholds{BusyAfter: stuck.BusyAfter, SteersAfter: stuck.SteersAfter}, Wake: wakeLimits(cfg), Logger: log, Ready: ready.Signal})
 	if errors.Is(err, broker.ErrStoreUnavailable) {
 		return kongrun.Exit(kongrun.StatusStoreUnavailable, "") // the broker logged why
 	}
@@ -165,4 +165,9 @@ func startProfiles(cpu, mem string) (func(*slog.Logger), error) {
 			}
 		}
 	}, nil
+}
+
+// wakeLimits are the broker's wake budget and loop breaker of cfg.
+func wakeLimits(cfg config.Config) *broker.WakeLimits {
+	return &broker.WakeLimits{Budget: int(cfg.WakeBudget), Window: time.Duration(cfg.WakeWindowMs) * time.Millisecond, LoopRounds: int(cfg.WakeLoopRounds)}
 }

@@ -47,6 +47,14 @@ type Config struct {
 	// Inbound is each session's inbound policy by session name ("*": every
 	// other session), inbound.go; none accepts everything.
 	Inbound map[string]InboundRule `json:"inbound,omitempty"`
+	// Attention (docs/concepts.md, "Attention: digests and wake budget"):
+	// the bytes of one boundary's digest, how many times peers may wake an
+	// idle agent per window, and after how many rounds of two agents waking
+	// each other the loop breaker pauses them.
+	DigestBytes    int64 `json:"digestBytes"`
+	WakeBudget     int64 `json:"wakeBudget"`
+	WakeWindowMs   int64 `json:"wakeWindowMs"`
+	WakeLoopRounds int64 `json:"wakeLoopRounds"`
 }
 
 // Defaults returns the configuration used when config.json is absent.
@@ -69,6 +77,10 @@ func Defaults() Config {
 		StuckAfterMs:       600000,
 		StuckSteersAfterMs: 300000,
 		StuckStepAfterMs:   120000,
+		DigestBytes:     9000,
+		WakeBudget:      6,
+		WakeWindowMs:    10 * 60 * 1000,
+		WakeLoopRounds:  4,
 	}
 }
 
@@ -157,6 +169,10 @@ var known = map[string]func(json.RawMessage, *Config) error{
 		return nil
 	},
 	"inbound": parseInbound,
+	"digestBytes":    countField(func(c *Config) *int64 { return &c.DigestBytes }, 1000),
+	"wakeBudget":     countField(func(c *Config) *int64 { return &c.WakeBudget }, 0),
+	"wakeWindowMs":   msField(func(c *Config) *int64 { return &c.WakeWindowMs }, ""),
+	"wakeLoopRounds": countField(func(c *Config) *int64 { return &c.WakeLoopRounds }, 0),
 	"brokerArgs": func(raw json.RawMessage, c *Config) error {
 		var v []string
 		if err := strictUnmarshal(raw, &v); err != nil {
@@ -224,6 +240,18 @@ func msField(field func(*Config) *int64, zeroMeans string) func(json.RawMessage,
 			return err
 		}
 		*field(c) = d.Milliseconds()
+		return nil
+	}
+}
+
+// countField is a whole number of at least least.
+func countField(field func(*Config) *int64, least int64) func(json.RawMessage, *Config) error {
+	return func(raw json.RawMessage, c *Config) error {
+		var v int64
+		if err := strictUnmarshal(raw, &v); err != nil || v < least {
+			return fmt.Errorf("must be a whole number, %d or more", least)
+		}
+		*field(c) = v
 		return nil
 	}
 }

@@ -142,7 +142,7 @@ func Run(ctx context.Context, call hooks.Call, e Env) {
 		preToolUse(ctx, call, e, connect)
 		return
 	}
-	hooks.Run(ctx, call, hooks.Env{Connect: connect, ReplyHint: cfg.ReplyHint, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr})
+	hooks.Run(ctx, call, hooks.Env{Connect: connect, ReplyHint: cfg.ReplyHint, DigestBytes: int(cfg.DigestBytes), Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr})
 }
 
 // ConfigFailed reports a config that could not be loaded: the hook does

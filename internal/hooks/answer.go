@@ -27,9 +27,12 @@ type Env struct {
 	// missing home is an error (intercom.Options.ExistingHome).
 	Connect   func(existing bool) (*intercom.Client, error)
 	ReplyHint bool // asks carry the hint to answer them (config reply_hint)
-	Stdin     io.Reader
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// DigestBytes is the size budget of one boundary's digest (config
+	// digestBytes; 0 or more than MaxContext: MaxContext).
+	DigestBytes int
+	Stdin       io.Reader
+	Stdout      io.Writer
+	Stderr      io.Writer
 }
 
 // Run answers call: the harness's JSON on env.Stdin, the answer its event
@@ -106,7 +109,7 @@ func answer(ctx context.Context, call Call, env Env, out io.Writer) error {
 	h := &hook{call: call, c: c, store: store, session: b.Session, out: out,
 		opts: agentsession.DeliverOptions{
 			Render: func(m wire.Message) string { return render.ForAgent(m, env.ReplyHint) },
-			Limit:  MaxContext,
+			Limit:  MaxContext, Budget: env.DigestBytes,
 		},
 		join: func() error { _, err := store.Join(ctx, c, c.Home(), harness, req); return err },
 	}

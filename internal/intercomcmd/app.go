@@ -63,6 +63,7 @@ type CLI struct {
 	Mcp               McpCmd       `cmd:"" name:"mcp" help:"Serve MCP on stdio (the intercom tool for any MCP client)."`
 	ContactSupervisor ContactCmd   `cmd:"" name:"contact-supervisor" help:"From a supervised child: ask or update the supervisor."`
 	Tool              ToolCmd      `cmd:"" group:"Agents" help:"Run one call of the intercom or contact_supervisor tool (for harness extensions)."`
+	Digest            DigestCmd    `cmd:"" group:"Agents" help:"Render messages as one boundary's digest: by priority, within the budget (for harness extensions)."`
 
 	Subscribe   SubscribeCmd   `cmd:"" group:"Topics" help:"Subscribe to an exact topic."`
 	Unsubscribe UnsubscribeCmd `cmd:"" group:"Topics" help:"Remove a topic subscription."`

@@ -66,7 +66,7 @@ func (o *OpencodeCmd) Run(e *env) error {
 		_ = s.Detach(ctx)
 	}()
 	h := pluginhost.Host{
-		Client: c, Session: s, Agents: agentsession.Open(c.Home()), Render: e.renderer(), Log: e.log,
+		Client: c, Session: s, Agents: agentsession.Open(c.Home()), Render: e.renderer(), Budget: int(e.cfg.DigestBytes), Log: e.log,
 		Intro: agentsession.Intro(agentsession.Binding{Session: s.ID(), Name: s.Info().Name}),
 	}
 	return h.Serve(e.ctx, e.stdin, e.stdout)

@@ -17,11 +17,22 @@ func toJSON(m wire.Message) schema.Message {
 	}
 	j := schema.Message{Event: "message", ID: m.ID, Seq: m.Seq, From: m.From, Text: m.Text, Delivery: m.Delivery,
 		ExpectsReply: m.ExpectsReply, ReplyTo: m.ReplyTo, Thread: m.Thread, Attachments: att, SentAt: m.SentAt,
-		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership, FromPerson: m.FromPerson}
+		Topic: m.Topic, Resource: m.Resource, Ownership: m.Ownership, WakeHeld: m.WakeHeld, FromPerson: m.FromPerson}
 	if m.Topic != "" {
 		j.Event = m.Event // topic wake-ups carry their topic event: blocker, decision, release
 	}
 	return j
+}
+
+// fromJSON is toJSON undone: the message an extension sent back (digest).
+func fromJSON(j schema.Message) wire.Message {
+	m := wire.Message{ID: j.ID, Seq: j.Seq, From: j.From, Text: j.Text, Delivery: j.Delivery,
+		ExpectsReply: j.ExpectsReply, ReplyTo: j.ReplyTo, Thread: j.Thread, Attachments: j.Attachments, SentAt: j.SentAt,
+		Topic: j.Topic, Resource: j.Resource, Ownership: j.Ownership, WakeHeld: j.WakeHeld, FromPerson: j.FromPerson}
+	if j.Topic != "" {
+		m.Event = j.Event
+	}
+	return m
 }
 
 // messagesJSON is the --json shape of inbox and wait.

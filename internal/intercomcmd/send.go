@@ -13,6 +13,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/kongrun"
 	"github.com/intercom-dev/intercom/internal/procinfo"
+	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/tty"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -216,6 +217,9 @@ func (s *SendCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "Message %s stored for %s, which is offline; it is delivered when the session resumes.\n", res.ID, res.To.Target)
 	default:
 		fmt.Fprintf(e.stdout, "Message %s sent to %s. This session can end its turn or continue independent work.\n", res.ID, res.To.Target)
+	}
+	if note := render.WakeHeldNote(res.WakeHeld, res.To.Target); note != "" {
+		fmt.Fprintln(e.stdout, note)
 	}
 	return nil
 }

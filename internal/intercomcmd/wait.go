@@ -152,11 +152,11 @@ func (w *WaitCmd) deliver(e *env, c *intercom.Client, agents agentsession.Agents
 		out = e.stderr
 	}
 	if !e.g.JSON {
-		limit := math.MaxInt32 // whole messages for a person or a script
+		limit, budget := math.MaxInt32, 0 // whole messages for a person or a script
 		if w.Rewake {
-			limit = hooks.MaxContext // what Claude Code shows the model whole
+			limit, budget = hooks.MaxContext, int(e.cfg.DigestBytes) // what Claude Code shows the model whole
 		}
-		b, err := agents.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: limit, WakeOnly: true},
+		b, err := agents.Deliver(e.ctx, c, sid, agentsession.DeliverOptions{Render: e.renderer(), Limit: limit, Budget: budget, WakeOnly: true},
 			func(text string) error { _, err := io.WriteString(out, text); return err })
 		return b.Text != "", err
 	}

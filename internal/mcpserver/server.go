@@ -178,7 +178,7 @@ func (s *Server) busy(ctx context.Context, sid, tool string) {
 // appended (and acknowledged) when this server delivers them.
 func (s *Server) result(ctx context.Context, sid string, deliver bool, text string, isErr bool) *mcp.CallToolResult {
 	if deliver {
-		_, err := s.agents.Deliver(ctx, s.opts.Client, sid, agentsession.DeliverOptions{Render: s.render, Limit: resultLimit},
+		_, err := s.agents.Deliver(ctx, s.opts.Client, sid, agentsession.DeliverOptions{Render: s.render, Limit: resultLimit, Budget: int(s.opts.Config.DigestBytes)},
 			func(inbound string) error {
 				text = strings.TrimRight(text, "\n") + "\n\n" + inbound
 				return nil

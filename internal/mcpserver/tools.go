@@ -204,6 +204,9 @@ func Do(ctx context.Context, c *intercom.Client, cfg config.Config, self string,
 			case res.Offline:
 				text = fmt.Sprintf("Message stored for %s (id %s), which is offline; it is delivered when it resumes.", res.To.Target, res.ID)
 			}
+			if note := render.WakeHeldNote(res.WakeHeld, res.To.Target); note != "" {
+				text += "\n" + note
+			}
 			return text, nil
 		}
 		res, err := c.Ask(ctx, req, cfg.AskTimeout())

@@ -70,6 +70,7 @@ type Host struct {
 	Session *intercom.Session
 	Agents  agentsession.Agents
 	Render  func(wire.Message) string
+	Budget  int // the digest's size budget (config digestBytes; 0: hooks.MaxContext)
 	Intro   string
 	Log     *slog.Logger
 	// HandTimeout bounds how long a hand-over may wait for the plugin's
@@ -136,7 +137,7 @@ func (h *Host) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 // deliver answers one deliver op: the text goes out, and only the
 // plugin's "handed" for the same req lets Deliver acknowledge it.
 func (h *Host) deliver(ctx context.Context, sid string, op Op, answers <-chan Op, gone <-chan struct{}) {
-	opts := agentsession.DeliverOptions{Render: h.Render, Limit: hooks.MaxContext, WakeOnly: op.WakeOnly}
+	opts := agentsession.DeliverOptions{Render: h.Render, Limit: hooks.MaxContext, Budget: h.Budget, WakeOnly: op.WakeOnly}
 	b, err := h.Agents.Deliver(ctx, h.Client, sid, opts, func(text string) error {
 		if err := h.emit(Event{Event: "deliver", Req: op.Req, Text: text}); err != nil {
 			return err

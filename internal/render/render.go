@@ -44,6 +44,9 @@ func Message(w io.Writer, m wire.Message, hint string) {
 		fmt.Fprintf(w, "\n%s\n", hint)
 	}
 	fmt.Fprintf(w, "\n%s\n", body(strings.TrimRight(m.Text, "\n")))
+	if note := wakeHeldReaderNote(m); note != "" {
+		fmt.Fprintf(w, "\n(%s)\n", note)
+	}
 	for _, a := range m.Attachments {
 		label := a.Name
 		if a.Language != "" {
@@ -130,6 +133,9 @@ func row(w io.Writer, r wire.Session) {
 	tags = append(tags, ShownStatus(r), "state:"+r.State,
 		fmt.Sprintf("accepts_asks:%t", r.AcceptsAsks), fmt.Sprintf("pending_asks:%d", r.PendingAsks),
 		"last_intercom_activity:"+Ago(r.LastIntercomActivity), "last_seen:"+Ago(&r.LastSeen))
+	if r.WakePaused != "" {
+		tags = append(tags, "wake_paused_with:"+r.WakePaused)
+	}
 	fmt.Fprintf(w, "• %s — %s%s [%s]\n", label, Line(Tildify(r.Cwd)), model, Line(strings.Join(tags, ", ")))
 }
 

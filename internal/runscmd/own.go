@@ -52,7 +52,7 @@ func (o *OwnCmd) Run(e *env) error {
 		return e.ownFailed(r, err)
 	}
 	defer c.Close()
-	sess, err := c.Attach(ctx, intercom.AttachOptions{RequestID: r.ChildSessionID, Name: r.ChildSession, Cwd: r.Cwd, NoDeliver: true, Status: "thinking"})
+	sess, err := c.Attach(ctx, intercom.AttachOptions{RequestID: r.ChildSessionID, Name: r.ChildSession, Cwd: r.Cwd, NoDeliver: true, Status: "thinking", Supervisor: r.Supervisor})
 	if err != nil {
 		return e.ownFailed(r, fmt.Errorf("register child session: %w", err))
 	}

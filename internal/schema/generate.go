@@ -42,6 +42,7 @@ var Outputs = []Output{
 	out[Pending]("intercom-pending", "intercom pending --json"),
 	out[Messages]("intercom-inbox", "intercom inbox --json"),
 	out[Wait]("intercom-wait", "intercom wait --json"),
+	out[Digest]("intercom-digest", "intercom digest --json"),
 	out[Forgot]("intercom-forget", "intercom forget --json"),
 	out[wire.Trace]("intercom-trace", "intercom trace --json"),
 	out[wire.HeldReply]("intercom-held", "intercom held --json"),

@@ -28,7 +28,12 @@ type Message struct {
 	Topic        string            `json:"topic,omitempty"`
 	Resource     string            `json:"resource,omitempty"`
 	Ownership    string            `json:"ownership,omitempty"`
-	FromPerson   bool              `json:"from_person,omitempty"` // set by the broker: sent by a person
+	// WakeHeld: this steer does not wake its idle reader (the broker's wake
+	// budget or loop breaker: wake_budget, wake_loop); it waits for the
+	// reader's next boundary.
+	WakeHeld string `json:"wake_held,omitempty"`
+	// FromPerson: a person sent it (wire.Message.FromPerson, set by the broker).
+	FromPerson bool `json:"from_person,omitempty"`
 	// Rendered is the message as an agent's model is shown it (sender,
 	// reply hint, body, attachments): attach --control only.
 	Rendered string `json:"rendered,omitempty"`
@@ -55,6 +60,15 @@ type Reconnected struct {
 // Messages is inbox --json and wait --json.
 type Messages struct {
 	Messages []Message `json:"messages"`
+}
+
+// Digest is digest --json: one boundary's digest of the messages given,
+// the ids of those it shows (the only ones to acknowledge once it is handed
+// over) and how many wait for a later boundary.
+type Digest struct {
+	Text    string   `json:"text"`
+	Shown   []string `json:"shown"`
+	Waiting int      `json:"waiting"`
 }
 
 // Wait is wait --json: the messages that woke it. HeldElsewhere is true when

@@ -187,9 +187,18 @@ func (m *Model) sessionsBody(h int) []string {
 	}
 	if m.sel < len(m.sessions) && len(out) < h {
 		s := m.sessions[m.sel]
-		out = append(out, "", m.st.dim.Render("  "+render.Line(render.Tildify(s.Cwd)+modelLabel(s)+m.holdsLabel(s.ID))))
+		out = append(out, "", m.st.dim.Render("  "+render.Line(render.Tildify(s.Cwd)+modelLabel(s)+m.holdsLabel(s.ID)+wakePausedLabel(s))))
 	}
 	return out
+}
+
+// wakePausedLabel tells a person the loop breaker paused s's wake-ups
+// with other sessions (docs/concepts.md, "Attention").
+func wakePausedLabel(s wire.Session) string {
+	if s.WakePaused == "" {
+		return ""
+	}
+	return " · wake-ups paused with " + s.WakePaused + " (loop breaker; a person's message resumes them)"
 }
 
 func modelLabel(s wire.Session) string {

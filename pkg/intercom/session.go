@@ -1,11 +1,13 @@
 package intercom
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	json "github.com/goccy/go-json"
@@ -37,6 +39,10 @@ type AttachOptions struct {
 	// fails with ErrHeld instead of registering a new session under another
 	// id.
 	Exact bool
+	// Supervisor is the session's supervisor (id or name): its messages
+	// always wake it (the broker's wake budget). "" reads
+	// INTERCOM_SUPERVISOR, set in a supervised run's child.
+	Supervisor string
 }
 
 // Session is a session held by this client: it stays connected while the
@@ -145,6 +151,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
 		Holder: !s.opts.NoDeliver, HolderToken: s.token, Exact: s.opts.Exact && id == s.opts.RequestID,
+		Supervisor: cmp.Or(s.opts.Supervisor, os.Getenv("INTERCOM_SUPERVISOR")),
 	}
 	s.mu.Unlock()
 	res, err := call[wire.RegisterReply](ctx, s.c, wire.SubjRegister, req)

@@ -80,6 +80,7 @@ func AppendSession(dst []byte, s *Session) []byte {
 	integer("stuck_seconds", s.StuckSeconds)
 	str("stuck_reason", s.StuckReason)
 	boolean("person", s.Person)
+	str("wake_paused", s.WakePaused)
 	return append(dst, '}')
 }
 
@@ -206,6 +207,8 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 			ok = readShared(v, &s.State, shared)
 		case "host":
 			ok = readShared(v, &s.Host, shared)
+		case "wake_paused":
+			ok = readString(v, &s.WakePaused)
 		case "accepts_asks":
 			ok = readBool(v, &s.AcceptsAsks)
 		case "connected":
@@ -257,7 +260,7 @@ func hasSurrogateEscape(data []byte) bool {
 
 func knownKey(k string) bool {
 	switch k {
-	case "id", "name", "target", "cwd", "project", "model", "status", "state", "host",
+	case "id", "name", "target", "cwd", "project", "model", "status", "state", "host", "wake_paused",
 		"accepts_asks", "connected", "ephemeral", "self", "pending_asks", "queued", "last_seen", "last_intercom_activity",
 		"stuck_since", "stuck_seconds", "stuck_reason":
 		return true

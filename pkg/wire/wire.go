@@ -87,6 +87,10 @@ type Session struct {
 	// (intercom ui, a terminal), not an agent; its messages carry
 	// Message.FromPerson.
 	Person bool `json:"person,omitempty"`
+	// WakePaused names the sessions (their targets, comma-separated) whose
+	// wake-ups with this one the loop breaker paused; a person's message to
+	// either resumes them.
+	WakePaused string `json:"wake_paused,omitempty"`
 }
 
 // Why a session is stuck (Session.StuckReason).
@@ -113,6 +117,9 @@ type RegisterRequest struct {
 	Ephemeral   bool   `json:"ephemeral,omitempty"`
 	Holder      bool   `json:"holder,omitempty"`       // push messages to Deliver(id, HolderToken)
 	HolderToken string `json:"holder_token,omitempty"` // the holder's delivery token (letters and digits)
+	// Supervisor is the session's supervisor (id or name; INTERCOM_SUPERVISOR
+	// of a run's child): its messages always wake the session.
+	Supervisor string `json:"supervisor,omitempty"`
 }
 
 // RegisterReply answers RegisterRequest.
@@ -192,10 +199,25 @@ type Message struct {
 	Event     string `json:"event,omitempty"`
 	Resource  string `json:"resource,omitempty"`
 	Ownership string `json:"ownership,omitempty"`
-	// FromPerson is set by the broker, never taken from a request: the
-	// sender is a person (intercom ui, or a terminal that is no agent's).
+	// FromPerson: a person sent it (set by the broker, never by a sender).
+	// A digest puts it first; it always wakes its reader.
 	FromPerson bool `json:"from_person,omitempty"`
+	// WakeHeld says why the broker does not let this steer wake its idle
+	// reader (WakeHeldBudget, WakeHeldLoop): it reaches the reader at its
+	// next natural boundary, like a passive message. Set only on the way
+	// out (inbox, pushes), never stored.
+	WakeHeld string `json:"wake_held,omitempty"`
 }
+
+// Why a steer does not wake its idle reader (Message.WakeHeld).
+const (
+	WakeHeldBudget = "wake_budget" // its reader was woken by peers too often lately
+	WakeHeldLoop   = "wake_loop"   // its sender and reader woke each other in a loop
+)
+
+// Wakes reports whether m may wake an idle reader: not passive, and not
+// held back by the broker's wake budget or loop breaker.
+func (m *Message) Wakes() bool { return m.Delivery != DeliveryPassive && m.WakeHeld == "" }
 
 // Size is the message's payload size counted against MaxMessageBytes.
 func (m *Message) Size() int {
@@ -240,6 +262,10 @@ type SendReply struct {
 	// Held: the recipient holds inbound messages; a person approves or
 	// refuses this one (`intercom held`), and trace tells which.
 	Held bool `json:"held,omitempty"`
+	// WakeHeld: the recipient is idle and this message does not wake it
+	// (wire.WakeHeldBudget, WakeHeldLoop); it reaches it at its next
+	// natural boundary.
+	WakeHeld string `json:"wake_held,omitempty"`
 }
 
 // AskEvent is published to an ask's WaitSubject.
