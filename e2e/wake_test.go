@@ -16,6 +16,17 @@ type wakeSide struct {
 	holder   *Proc
 }
 
+// attachAsAgent starts a holder as an agent's harness would (CLAUDECODE=1,
+// asAgent): the person mark follows the connection that holds a session,
+// and a person's message always wakes.
+func attachAsAgent(h *H, args ...string) (*Proc, map[string]any) {
+	h.t.Helper()
+	saved := h.Env
+	h.Env = append(append([]string(nil), saved...), "CLAUDECODE=1")
+	defer func() { h.Env = saved }()
+	return h.Attach(args...)
+}
+
 // Two agents that wake each other back and forth with no person involved
 // are paused after wakeLoopRounds rounds: the next steer is delivered but
 // does not wake (the sender's reply and the pushed message say wake_loop),
@@ -27,7 +38,7 @@ func TestWakeLoopBreakerPausesPingPong(t *testing.T) {
 	const rounds = 2
 	h.WriteConfig(fmt.Sprintf(`{"wakeLoopRounds": %d, "wakeBudget": 100}`, rounds))
 	attach := func(name string) *wakeSide {
-		p, ev := h.Attach("--name", name)
+		p, ev := attachAsAgent(h, "--name", name)
 		t.Cleanup(p.Stop)
 		return &wakeSide{name: name, id: ev["id"].(string), holder: p}
 	}
@@ -105,7 +116,7 @@ func TestWakeBudgetHoldsTheNextPeerSteer(t *testing.T) {
 	p, ev := h.Attach("--name", "worker")
 	t.Cleanup(p.Stop)
 	worker := ev["id"].(string)
-	peer, pev := h.Attach("--name", "peer")
+	peer, pev := attachAsAgent(h, "--name", "peer")
 	t.Cleanup(peer.Stop)
 	from := pev["id"].(string)
 	for i := range 3 {

@@ -138,6 +138,8 @@ func TestWakeHeldThroughTheBroker(t *testing.T) {
 	ctx := t.Context()
 	noDeliver := func(o *intercom.AttachOptions) { o.NoDeliver = true }
 	a, b := w.attach("alpha", noDeliver), w.attach("bravo", noDeliver)
+	bindAgent(t, w.testHome, a) // agents, not persons: a person's message always wakes
+	bindAgent(t, w.testHome, b)
 	idle := func(s *intercom.Session) {
 		t.Helper()
 		if err := s.SetState(ctx, "idle", nil); err != nil {
@@ -215,6 +217,8 @@ func TestSupervisorAlwaysWakesThroughTheBroker(t *testing.T) {
 	w := newWorld(t, func(o *Options) { o.Wake = &WakeLimits{Budget: 0, Window: time.Hour} })
 	noDeliver := func(o *intercom.AttachOptions) { o.NoDeliver = true }
 	sup, peer := w.attach("lead", noDeliver), w.attach("peer", noDeliver)
+	bindAgent(t, w.testHome, sup) // agents, not persons: a person's message always wakes
+	bindAgent(t, w.testHome, peer)
 	w.attach("child", noDeliver, func(o *intercom.AttachOptions) { o.Supervisor = sup.ID() })
 	if r := w.send(peer, "child", "from a peer"); r.WakeHeld != wire.WakeHeldBudget {
 		t.Fatalf("a peer's steer with wakeBudget 0: wake_held %q, want %q", r.WakeHeld, wire.WakeHeldBudget)
