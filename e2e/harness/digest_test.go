@@ -84,7 +84,7 @@ func TestClaudePingPongIsPausedByTheLoopBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.InstallClaude()
-	peer := w.StartPeer("peer")
+	peer := w.StartAgentPeer("peer")
 	dir := w.Project("pingpong")
 	tag := marker("PP")
 	ping := func(i int) string { return fmt.Sprintf("%s-PING-%d", tag, i) }
@@ -156,7 +156,7 @@ func TestPiBurstArrivesAsDigests(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.InstallPi()
-		peer := w.StartPeer("peer")
+		peer := w.StartAgentPeer("peer")
 		dir := w.Project("pi-burst")
 		tag := marker("PIB")
 		const n = 8

@@ -20,7 +20,21 @@ type Peer struct {
 // StartPeer attaches a session named name in the world's root directory.
 func (w *World) StartPeer(name string) *Peer {
 	w.t.Helper()
-	a := w.startAgent("peer-"+name, w.Root, nil, nil, false, filepath.Join(binDir, "intercom"), "attach", "--name", name, "--json")
+	return w.startPeer(name, nil)
+}
+
+// StartAgentPeer is StartPeer for a peer that is an agent, not a person:
+// its holder runs with a harness's environment (CLAUDECODE=1), so the
+// broker leaves the person mark off its messages (a person's always wake
+// and come first in a digest).
+func (w *World) StartAgentPeer(name string) *Peer {
+	w.t.Helper()
+	return w.startPeer(name, []string{"CLAUDECODE=1"})
+}
+
+func (w *World) startPeer(name string, env []string) *Peer {
+	w.t.Helper()
+	a := w.startAgent("peer-"+name, w.Root, nil, env, false, filepath.Join(binDir, "intercom"), "attach", "--name", name, "--json")
 	i := a.AwaitEvent(0, 30*time.Second, "attached", func(ev map[string]any) bool { return ev["event"] == "attached" })
 	id, _ := a.Events()[i]["id"].(string)
 	return &Peer{Agent: a, w: w, ID: id, name: name}
