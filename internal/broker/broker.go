@@ -46,6 +46,11 @@ type Options struct {
 
 	// Stuck says when a session shows as stuck (stuck.go); zero: never.
 	Stuck StallThresholds
+
+	// Without lists API subjects this broker leaves unanswered, as a
+	// broker that predates them does (tests of the fallbacks, e.g.
+	// wire.SubjBridgeBatch); empty in production.
+	Without []string
 }
 
 // DefaultRetryMemory is the retry memory of a broker whose Options leave

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,6 +124,9 @@ func (c *calls) close() {
 // listen subscribes fn to subj on conn, counted in b.calls, without a
 // pending limit.
 func (b *Broker) listen(conn *nats.Conn, subj string, fn nats.MsgHandler) error {
+	if slices.Contains(b.opts.Without, subj) {
+		return nil // an older broker: nobody answers subj
+	}
 	sub, err := conn.Subscribe(subj, func(m *nats.Msg) {
 		if !b.calls.enter() {
 			return // the broker is stopping: the client asks the next one

@@ -22,8 +22,20 @@ func Start(t testing.TB) string {
 	return StartConfigured(t, "")
 }
 
+// StartWithout is Start with a broker that leaves the API subjects
+// without unanswered, as a broker that predates them does.
+func StartWithout(t testing.TB, without ...string) string {
+	t.Helper()
+	return start(t, "", without)
+}
+
 // StartConfigured is Start with config.json holding config ("" for none).
 func StartConfigured(t testing.TB, config string) string {
+	t.Helper()
+	return start(t, config, nil)
+}
+
+func start(t testing.TB, config string, without []string) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
 	var err error
@@ -38,7 +50,7 @@ func StartConfigured(t testing.TB, config string) string {
 	}
 	var b *broker.Broker
 	if err == nil {
-		b, err = broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
+		b, err = broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler), Without: without})
 	}
 	if err != nil {
 		t.Fatal(err)
