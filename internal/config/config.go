@@ -77,10 +77,10 @@ func Defaults() Config {
 		StuckAfterMs:       600000,
 		StuckSteersAfterMs: 300000,
 		StuckStepAfterMs:   120000,
-		DigestBytes:     9000,
-		WakeBudget:      6,
-		WakeWindowMs:    10 * 60 * 1000,
-		WakeLoopRounds:  4,
+		DigestBytes:        9000,
+		WakeBudget:         6,
+		WakeWindowMs:       10 * 60 * 1000,
+		WakeLoopRounds:     4,
 	}
 }
 
@@ -168,7 +168,7 @@ var known = map[string]func(json.RawMessage, *Config) error{
 		c.HistoryMaxBytes = v
 		return nil
 	},
-	"inbound": parseInbound,
+	"inbound":        parseInbound,
 	"digestBytes":    countField(func(c *Config) *int64 { return &c.DigestBytes }, 1000),
 	"wakeBudget":     countField(func(c *Config) *int64 { return &c.WakeBudget }, 0),
 	"wakeWindowMs":   msField(func(c *Config) *int64 { return &c.WakeWindowMs }, ""),
