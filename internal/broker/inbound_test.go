@@ -2,11 +2,14 @@ package broker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/intercom"
@@ -138,6 +141,16 @@ func TestAgentEnvironmentIsNoPerson(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		// Start returns at the exec's point of no return; the new
+		// environment is readable a moment later (empty until then).
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			env, err := proctree.Environ(cmd.Process.Pid)
+			if errors.Is(err, proctree.ErrUnsupported) || slices.Contains(env, "PATH") || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 		return cmd
 	}
 	if plain := start(); !personProcess(agents, plain.Process.Pid) {

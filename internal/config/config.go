@@ -139,7 +139,7 @@ func Load(path string) (Config, []string, error) {
 		return Defaults(), nil, nil
 	}
 	if errors.Is(err, bounded.ErrTooLarge) {
-		return Config{}, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return Config{}, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {
 		return Config{}, nil, fmt.Errorf("read config %s: %w", path, err)
