@@ -19,9 +19,19 @@ func (t *sessionTable) viewLocked(s *session, self string) wire.Session {
 	r.Target = t.targetsLocked()[s.ID]
 	r.Self = s.ID == self
 	r.PendingAsks = t.asks.countsTo()[s.ID]
-	t.stalls.mark(&r, s, time.Now().UTC())
+	t.markStuckLocked(&r, s, time.Now().UTC())
 	r.WakePaused = wakePausedNames(t.deliv.wakePaused()[s.ID], t.targetsLocked())
 	return r
+}
+
+// markStuckLocked sets the stuck fields of row r of s (stuck.go), except
+// for steers that wait because the wake budget or the loop breaker holds
+// them for its next boundary: idle on purpose, not stuck.
+func (t *sessionTable) markStuckLocked(r *wire.Session, s *session, now time.Time) {
+	t.stalls.mark(r, s, now)
+	if r.StuckReason == wire.StuckSteers && t.deliv.wakeHolding(s.ID) {
+		r.StuckSince, r.StuckSeconds, r.StuckReason = time.Time{}, 0, ""
+	}
 }
 
 // targetsLocked returns every session's display target; it is recomputed
@@ -234,7 +244,7 @@ func (t *sessionTable) listed(self string, keep listFilter) []wire.Session {
 		r.Target = targets[s.ID]
 		r.WakePaused = wakePausedNames(paused[s.ID], targets)
 		if keep.keeps(&r) {
-			t.stalls.mark(&r, s, now)
+			t.markStuckLocked(&r, s, now)
 			out = append(out, r)
 		}
 	}

@@ -152,3 +152,27 @@ func TestStuckSteersCountAcrossRestart(t *testing.T) {
 		t.Fatalf("after the restart: reason %q since %v, want steers_waiting since %v", row.StuckReason, row.StuckSince, msgs[0].SentAt)
 	}
 }
+
+// A steer the wake budget holds for an idle session's next boundary waits
+// on purpose: its session does not show as stuck for it, while a session
+// whose steer was let through to wake it, and that leaves it unread, does.
+func TestStuckNotForSteersTheWakeBudgetHolds(t *testing.T) {
+	w := newWorld(t, stuckAfter(0, 300*time.Millisecond), func(o *Options) { o.Wake = &WakeLimits{Budget: 0, Window: time.Hour} })
+	idle := func(o *intercom.AttachOptions) { o.Status = "idle"; o.NoDeliver = true }
+	held, woken := w.attach("held", idle), w.attach("woken", idle)
+	peer, me := w.attach("peer"), w.attach("me")
+	bindAgent(t, w.testHome, peer) // an agent: the budget (0) holds its steer
+	steer := func(r *wire.SendRequest) { r.Delivery = wire.DeliverySteer }
+	if r := w.send(peer, held.ID(), "not now", steer); r.WakeHeld != wire.WakeHeldBudget {
+		t.Fatalf("the peer's steer: wake_held %q, want %q", r.WakeHeld, wire.WakeHeldBudget)
+	}
+	if r := w.send(me, woken.ID(), "from a person", steer); r.WakeHeld != "" {
+		t.Fatalf("a person's steer held: %q", r.WakeHeld)
+	}
+	eventually(t, "the session leaving a waking steer unread shows as stuck", func() bool {
+		return w.row(woken.ID()).StuckReason == wire.StuckSteers
+	})
+	if r := w.row(held.ID()); !r.StuckSince.IsZero() {
+		t.Fatalf("a session whose steer the wake budget holds shows as stuck: %+v", r)
+	}
+}

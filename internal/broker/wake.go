@@ -197,5 +197,23 @@ func (d *delivery) wakeHeld(sid, id string) string {
 	return ""
 }
 
+// wakeHolding reports whether sid, idle, has waiting messages the wake
+// budget or the loop breaker keeps from waking it: steers that wait by the
+// broker's own decision, which do not make it stuck (stuck.go).
+func (d *delivery) wakeHolding(sid string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bx := d.boxes[sid]
+	if bx == nil || !bx.idle {
+		return false
+	}
+	for _, why := range bx.wake.decided {
+		if why != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // forgetWakeLocked drops what was decided for acknowledged message id.
 func (bx *box) forgetWakeLocked(id string) { delete(bx.wake.decided, id) }
