@@ -147,7 +147,9 @@ func (o *owner) supervise(ctx context.Context, cmd *exec.Cmd) (*exec.Cmd, error)
 			case werr := <-exited:
 				if o.handoff == "" && werr != nil {
 					if a, ok := ladder.Exited(time.Now().UTC()); ok {
-						o.handOff(a, fmt.Sprintf("the child exited after the interrupt (%v)", werr))
+						pid := cmd.Process.Pid // what the old child left in its group goes too
+						_ = runs.Terminate(pid, restartGrace, func() bool { return true })
+						o.handOff(a, fmt.Sprintf("the child exited after the interrupt (%v); SIGTERM to what is left of process group %d", werr, pid))
 					}
 				}
 				if o.handoff == "" {
