@@ -19,8 +19,9 @@ import (
 // its saved launch with the hand-off note (INTERCOM_HANDOFF_FILE and a
 // steer), exactly once each; the restarted Pi's model answers, it reads
 // the note and finishes, and the supervisor's next message is the
-// completion notice. The thresholds leave Pi's start out of the stall (its
-// extension reports each boundary of a run's child with `intercom state`).
+// completion notice. The thresholds leave Pi's start out of the stall: the
+// extension reports each boundary of a run's child with `intercom state`
+// (the restarted Pi's bash tool sees its row say tool:bash).
 func TestPiStuckChildNudgedInterruptedRestartedOnce(t *testing.T) {
 	eachPi(t, func(t *testing.T, line PiLine) {
 		w := NewWorld(t)
@@ -33,8 +34,12 @@ func TestPiStuckChildNudgedInterruptedRestartedOnce(t *testing.T) {
 		done := marker("FINISHED")
 		m.Script(
 			Turn{Hang: true},
-			Turn{Calls: []Call{PiBash(`cat "$INTERCOM_HANDOFF_FILE"`)}},
-			Turn{If: func(r *Request) bool { return strings.Contains(lastUserText(r), handoff) }, Text: done},
+			// The restarted Pi reads the note, and its bash tool awaits the
+			// child's row showing tool:bash: Pi's own boundary report.
+			Turn{Calls: []Call{PiBash(`cat "$INTERCOM_HANDOFF_FILE"; for i in $(seq 600); do intercom list --scope all | grep -q "tool:bash" && echo REPORTED-TOOL-BASH && break; sleep 0.2; done`)}},
+			Turn{If: func(r *Request) bool {
+				return strings.Contains(lastUserText(r), handoff) && strings.Contains(lastUserText(r), "REPORTED-TOOL-BASH")
+			}, Text: done},
 		)
 		args := append([]string{"--supervisor", boss.ID, "--json", "start", "--agent", "worker", "--on-stuck", "nudge,interrupt,restart", "--"},
 			line.argv("-p", "--model", w.piModel("child", m), "do the task")...)
