@@ -57,6 +57,9 @@ func TestPiStuckChildNudgedInterruptedRestartedOnce(t *testing.T) {
 			!strings.Contains(text, "On stuck: nudge, then interrupt, then restart; each once for this stall") {
 			t.Fatalf("stuck notice: %q", text)
 		}
+		if notice["from_person"] == true {
+			t.Errorf("the run owner's stuck notice is marked as from a person: %v", notice)
+		}
 		finished := boss.AwaitMessage("Subagent run finished.", turnTimeout)
 		if text, _ := finished["text"].(string); !strings.Contains(text, "State: completed") || !strings.Contains(text, done) {
 			t.Fatalf("completion notice: %q\n%s", text, m.Dump())
