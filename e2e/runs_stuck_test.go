@@ -17,18 +17,18 @@ import (
 	"github.com/intercom-dev/intercom/internal/runs"
 )
 
-// rsStuckRun starts the hanging child rsHang (agent worker, start's
-// flags before --) under an attached supervisor "sup" on a home with small
+// rsStuckRun starts the hanging child script (rsHang or rsDie; agent
+// worker, start's flags before --) under an attached supervisor "sup" on a home with small
 // stall thresholds (busy 1.5s with no boundary, 2s between ladder steps,
 // waiting steers never a stall) and awaits the supervisor's stuck notice.
-func rsStuckRun(t *testing.T, flags ...string) rsStuck {
+func rsStuckRun(t *testing.T, script string, flags ...string) rsStuck {
 	t.Helper()
 	s := rsStuck{h: rsH(t)}
 	h := s.h
 	h.Env = append(h.Env, "INTERCOM_STUCK_AFTER=1500ms", "INTERCOM_STUCK_STEP_AFTER=2s", "INTERCOM_STUCK_STEERS_AFTER=0")
 	s.sup, _ = h.Attach("--name", "sup")
-	script := rsScript(t, h.Cwd, "hang.sh", rsHang)
-	s.id = rsStart(t, h, h.Cwd, "sup", append(append([]string{"--agent", "worker"}, flags...), "--", "/bin/sh", script)...)
+	path := rsScript(t, h.Cwd, "hang.sh", script)
+	s.id = rsStart(t, h, h.Cwd, "sup", append(append([]string{"--agent", "worker"}, flags...), "--", "/bin/sh", path)...)
 	s.child, s.firstPid = "subagent-worker-"+s.id, rsLoad(t, h, s.id).ChildPid
 	m := rsNextMessage(t, s.sup)
 	s.notice = rsStr(m["text"])
@@ -62,6 +62,18 @@ echo "hanging"
 while :; do sleep 1000 & wait $!; done
 `
 
+// rsDie is rsHang ended by the interrupt (exit 130), as pi -p is.
+const rsDie = `
+if [ -n "${INTERCOM_HANDOFF_FILE:-}" ]; then
+  echo "restarted: $(head -n 1 "$INTERCOM_HANDOFF_FILE")"
+  exit 0
+fi
+intercom state tool:bash >/dev/null || echo "state failed"
+trap 'echo "interrupted"; exit 130' INT
+echo "hanging"
+while :; do sleep 1000 & wait $!; done
+`
+
 // rsStuckRow awaits the child's row marked stuck in `intercom list --json`.
 func rsStuckRow(t *testing.T, h *H, child string) map[string]any {
 	t.Helper()
@@ -81,7 +93,7 @@ func rsStuckRow(t *testing.T, h *H, child string) map[string]any {
 // the stall however long it lasts, and nothing is done to the child.
 func TestRunsStuckChildNoticedOnce(t *testing.T) {
 	t.Parallel()
-	s := rsStuckRun(t)
+	s := rsStuckRun(t, rsHang)
 	h, sup, id, child := s.h, s.sup, s.id, s.child
 	rsAwaitOutput(t, h, id, "hanging", rsWait)
 	rsStuckRow(t, h, child)
@@ -131,7 +143,7 @@ func TestRunsStuckChildNoticedOnce(t *testing.T) {
 // completion notice of the restarted child.
 func TestRunsStuckLadderOnceEach(t *testing.T) {
 	t.Parallel()
-	s := rsStuckRun(t, "--on-stuck", "nudge,interrupt,restart")
+	s := rsStuckRun(t, rsHang, "--on-stuck", "nudge,interrupt,restart")
 	h, sup, id, first := s.h, s.sup, s.id, s.firstPid
 	if !strings.Contains(s.notice, "On stuck: nudge, then interrupt, then restart; each once for this stall") {
 		t.Fatalf("stuck notice: %q", s.notice)
@@ -197,5 +209,38 @@ func TestRunsStuckLadderOnceEach(t *testing.T) {
 	}
 	if nudges != 1 || handoffs != 1 {
 		t.Fatalf("child inbox: %d nudges, %d hand-offs: %v", nudges, handoffs, inbox.Messages)
+	}
+}
+
+// A hanging child that the interrupt ends (exit 130, as pi -p ends on
+// SIGINT) is restarted at once, the restart being next on the ladder: no
+// SIGTERM, one restart, and the run completes; the supervisor gets the
+// stuck notice, then the completion notice.
+func TestRunsStuckChildEndedByInterruptRestarted(t *testing.T) {
+	t.Parallel()
+	s := rsStuckRun(t, rsDie, "--on-stuck", "nudge,interrupt,restart")
+	h, sup, id := s.h, s.sup, s.id
+	done := rsAwaitRun(t, h, id, "completed after the restart", rsFinished(runs.StateCompleted))
+	if next := rsStr(rsNextMessage(t, sup)["text"]); !strings.HasPrefix(next, "Subagent run finished.") || !strings.Contains(next, "State: completed") {
+		t.Fatalf("after the stuck notice the supervisor got %q", next)
+	}
+	var order []string
+	for _, ev := range done.History {
+		if ev.Kind == runs.EventReset {
+			continue
+		}
+		order = append(order, ev.Kind)
+		if ev.Kind == runs.StepRestart && !strings.Contains(ev.Detail, "the child exited after the interrupt (exit status 130)") {
+			t.Fatalf("restart detail %q", ev.Detail)
+		}
+	}
+	if strings.Join(order, ",") != "stuck,nudge,interrupt,restart" || done.Restarts != 1 {
+		t.Fatalf("history %+v, restarts %d", done.History, done.Restarts)
+	}
+	out := rsOutput(h, id)
+	for s, n := range map[string]int{"hanging": 1, "interrupted": 1, "restarted: Hand-off: agent-runs restarted this run (" + id: 1} {
+		if c := strings.Count(out, s); c != n {
+			t.Fatalf("output has %q %d times, want %d:\n%s", s, c, n, out)
+		}
 	}
 }

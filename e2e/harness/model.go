@@ -27,6 +27,10 @@ type Turn struct {
 	Before func(r *Request)
 	Text   string
 	Calls  []Call
+	// Hang, when set, never answers: the request is held until the client
+	// goes away (Model.Dropped counts those) or the test ends, a model
+	// that stalls.
+	Hang bool
 }
 
 // Call is one tool call the model makes.
@@ -91,6 +95,8 @@ type Model struct {
 	srv    *http.Server
 	notify chan struct{}
 	api    wire
+	gone   chan struct{} // closed as the test ends: hung requests return
+	drops  int           // hung requests whose client went away
 }
 
 // wire is how one API's stand-in tells and answers requests.
@@ -108,10 +114,13 @@ func newModel(t *testing.T, api wire) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Model{t: t, URL: "http://" + l.Addr().String(), api: api, notify: make(chan struct{})}
+	m := &Model{t: t, URL: "http://" + l.Addr().String(), api: api, notify: make(chan struct{}), gone: make(chan struct{})}
 	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve)}
 	go func() { _ = m.srv.Serve(l) }()
-	t.Cleanup(func() { _ = m.srv.Close() })
+	t.Cleanup(func() {
+		close(m.gone)
+		_ = m.srv.Close()
+	})
 	return m
 }
 
@@ -213,7 +222,32 @@ func (m *Model) serve(w http.ResponseWriter, req *http.Request) {
 	if turn != nil && turn.Before != nil {
 		turn.Before(r)
 	}
+	if turn != nil && turn.Hang {
+		m.hang(req)
+		return
+	}
 	m.api.answer(w, r, turn)
+}
+
+// hang holds a request unanswered until its client goes away (counted in
+// drops, and announced like a request) or the test ends.
+func (m *Model) hang(req *http.Request) {
+	select {
+	case <-m.gone:
+	case <-req.Context().Done():
+		m.mu.Lock()
+		m.drops++
+		close(m.notify)
+		m.notify = make(chan struct{})
+		m.mu.Unlock()
+	}
+}
+
+// Dropped is how many hung requests (Turn.Hang) their client gave up on.
+func (m *Model) Dropped() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.drops
 }
 
 // Dump renders every recorded request, for failure logs.

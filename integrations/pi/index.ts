@@ -196,8 +196,18 @@ export default function intercom(pi: any) {
     if (holder?.stdin?.writable) holder.stdin.write(JSON.stringify(line) + "\n");
   };
   // Lifecycle reports go through the holder's stdin in the order the
-  // events came (Pi does not await agent-event handlers).
-  const report = (state: string) => control({ state });
+  // events came (Pi does not await agent-event handlers). Inside a run the
+  // owner holds the session (no holder): each report is a one-shot
+  // `intercom state`, chained in the same order, so that the run's stall
+  // watch sees the child's boundaries.
+  let reports: Promise<unknown> = Promise.resolve();
+  const report = (state: string) => {
+    if (holder || !child) return control({ state });
+    if (!session || shuttingDown) return;
+    reports = reports
+      .then(() => run(bin, ["--session", session, "state", state]))
+      .catch((e: any) => console.error(`intercom: cannot report ${state}: ${oneLine(String(e?.message ?? e))}`));
+  };
 
   const ack = (ids: string[]) => {
     const fresh = ids.filter((id) => !received.has(id));
@@ -350,7 +360,10 @@ export default function intercom(pi: any) {
   const stop = async () => {
     shuttingDown = true;
     const proc = holder;
-    if (!proc) return;
+    if (!proc) {
+      await reports; // inside a run: its last reports land first
+      return;
+    }
     report("idle");
     const closed = new Promise<void>((resolve) => proc.once("close", () => resolve()));
     proc.stdin?.end(); // the holder detaches and exits

@@ -18,8 +18,11 @@ type Launcher func(id string) (*detach.Child, error)
 
 // OwnerLauncher is the Launcher that runs `exe own RUN` (exe is agent-runs;
 // "" finds it beside the running executable or on PATH) for the runs in st, with INTERCOM_HOME=home and
-// the owner's output in the run's owner.log. The owner reports readiness
-// once it has recorded the launch (running, or failed).
+// the owner's output in the run's owner.log, and INTERCOM_RUN_ID=id: the
+// owner is an agent launcher, so the broker never takes its notices and
+// ladder steps for a person's messages (internal/broker/person.go). The
+// owner reports readiness once it has recorded the launch (running, or
+// failed).
 func OwnerLauncher(exe, home string, st Files) Launcher {
 	return func(id string) (*detach.Child, error) {
 		exe := exe
@@ -30,7 +33,7 @@ func OwnerLauncher(exe, home string, st Files) Launcher {
 			}
 		}
 		child, err := detach.Start(detach.Spec{Path: exe, Args: []string{"own", id}, Dir: "/",
-			Env: append(os.Environ(), "INTERCOM_HOME="+home), Log: filepath.Join(st.RunDir(id), "owner.log")})
+			Env: append(os.Environ(), "INTERCOM_HOME="+home, EnvRunID+"="+id), Log: filepath.Join(st.RunDir(id), "owner.log")})
 		if err != nil {
 			return nil, fmt.Errorf("start run owner: %w", err)
 		}

@@ -126,6 +126,24 @@ func (l *Ladder) Observe(row wire.Session, now time.Time) []Action {
 	return out
 }
 
+// Exited is what to do when the child exits unsuccessfully during a stall
+// whose last step was the interrupt: a harness that ends on SIGINT (pi -p,
+// claude -p) did not finish its task, so when restart is the ladder's next
+// step it is taken now, once, rather than ending the run; ok is false
+// otherwise (the exit ends the run).
+func (l *Ladder) Exited(now time.Time) (Action, bool) {
+	if l.stall == nil {
+		return Action{}, false
+	}
+	n := len(l.stall.Steps)
+	if n == 0 || l.stall.Steps[n-1] != StepInterrupt || n >= len(l.Steps) || l.Steps[n] != StepRestart {
+		return Action{}, false
+	}
+	l.stall.Steps = append(slices.Clip(l.stall.Steps), StepRestart)
+	l.stall.LastAt = now
+	return Action{Kind: StepRestart, Stall: *l.stall}, true
+}
+
 // StuckNotice is the supervisor's one notice of a stall.
 func StuckNotice(r *Run, s Stall) string {
 	ladder := "none (agent-runs nudge " + r.ID + ", agent-runs stop " + r.ID + ")"

@@ -83,3 +83,40 @@ func TestLadderWithoutStepsOnlyNotices(t *testing.T) {
 		}
 	}
 }
+
+// A child that exits during a stall right after the interrupt (pi -p dies
+// of SIGINT) is restarted at once when restart is next, once; an exit at
+// any other point of the ladder, or with no restart after the interrupt,
+// ends the run.
+func TestLadderExitedAfterInterrupt(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	stuck := wire.Session{Status: "thinking", State: wire.StateBusy, StuckSince: t0, StuckReason: wire.StuckBusy}
+	l := &Ladder{Steps: []string{StepNudge, StepInterrupt, StepRestart}, StepAfter: time.Minute}
+	if _, ok := l.Exited(t0); ok {
+		t.Fatal("an exit with no stall asks for a restart")
+	}
+	l.Observe(stuck, t0)
+	if _, ok := l.Exited(t0); ok {
+		t.Fatal("an exit after the nudge asks for a restart")
+	}
+	if got := kinds(l.Observe(stuck, t0.Add(time.Minute))); !slices.Equal(got, []string{StepInterrupt}) {
+		t.Fatalf("second look: %v", got)
+	}
+	a, ok := l.Exited(t0.Add(time.Minute + time.Second))
+	if !ok || a.Kind != StepRestart || !slices.Equal(a.Stall.Steps, []string{StepNudge, StepInterrupt, StepRestart}) {
+		t.Fatalf("exit after the interrupt: %+v, %v", a, ok)
+	}
+	if _, ok := l.Exited(t0.Add(2 * time.Minute)); ok {
+		t.Fatal("a second exit of the stall asks for a second restart")
+	}
+	if got := l.Observe(stuck, t0.Add(10*time.Minute)); len(got) != 0 {
+		t.Fatalf("the ladder climbs on after the restart: %v", kinds(got))
+	}
+
+	noRestart := &Ladder{Steps: []string{StepNudge, StepInterrupt}, StepAfter: time.Minute}
+	noRestart.Observe(stuck, t0)
+	noRestart.Observe(stuck, t0.Add(time.Minute))
+	if _, ok := noRestart.Exited(t0.Add(2 * time.Minute)); ok {
+		t.Fatal("a ladder without restart asks for one")
+	}
+}

@@ -145,6 +145,13 @@ func (o *owner) supervise(ctx context.Context, cmd *exec.Cmd) (*exec.Cmd, error)
 		for {
 			select {
 			case werr := <-exited:
+				if o.handoff == "" && werr != nil {
+					if a, ok := ladder.Exited(time.Now().UTC()); ok {
+						pid := cmd.Process.Pid // what the old child left in its group goes too
+						_ = runs.Terminate(pid, restartGrace, func() bool { return true })
+						o.handOff(a, fmt.Sprintf("the child exited after the interrupt (%v); SIGTERM to what is left of process group %d", werr, pid))
+					}
+				}
 				if o.handoff == "" {
 					return cmd, werr
 				}
@@ -220,17 +227,31 @@ func (o *owner) act(ctx context.Context, a runs.Action, pid int) {
 			detail = err.Error()
 		}
 	case runs.StepRestart:
-		path := filepath.Join(o.e.files.RunDir(o.id), fmt.Sprintf("handoff-%d.md", a.Stall.Number))
-		if err := os.WriteFile(path, []byte(runs.Handoff(r, a.Stall)), 0o600); err != nil {
-			detail = "hand-off note not written: " + err.Error()
-			break
+		if o.handOff(a, fmt.Sprintf("SIGTERM to process group %d", pid)) {
+			_ = runs.Terminate(pid, restartGrace, func() bool { return false })
 		}
-		o.handoff, detail = path, fmt.Sprintf("SIGTERM to process group %d; hand-off %s", pid, path)
+		return
 	}
 	o.record(a, detail)
-	if a.Kind == runs.StepRestart && o.handoff != "" {
-		_ = runs.Terminate(pid, restartGrace, func() bool { return false })
+}
+
+// handOff takes the ladder's restart step a: writes the hand-off note,
+// sets it for the restart that follows the old child's exit, and records
+// the step with how the old child ends (how). It reports whether the note
+// was written.
+func (o *owner) handOff(a runs.Action, how string) bool {
+	r, err := o.e.files.Load(o.id)
+	if err != nil || r.StopRequested {
+		return false
 	}
+	path := filepath.Join(o.e.files.RunDir(o.id), fmt.Sprintf("handoff-%d.md", a.Stall.Number))
+	if err := os.WriteFile(path, []byte(runs.Handoff(r, a.Stall)), 0o600); err != nil {
+		o.record(a, "hand-off note not written: "+err.Error())
+		return false
+	}
+	o.handoff = path
+	o.record(a, how+"; hand-off "+path)
+	return true
 }
 
 // record adds the action to the run's history and its stall to its status.
