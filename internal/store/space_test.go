@@ -19,7 +19,7 @@ func TestCheckSpaceTrustsNoReadingForTooMuch(t *testing.T) {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	free := int64(st.Bavail) * st.Bsize
+	free := int64(st.Bavail) * int64(st.Bsize) // Bsize is int64 on Linux, uint32 on macOS
 	if err := s.CheckSpace(free); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("CheckSpace(all %d free bytes) just after a passing check: %v, want ENOSPC", free, err)
 	}
