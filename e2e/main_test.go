@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -169,9 +170,16 @@ func (h *H) Run(args ...string) Result {
 // RunIn runs intercom in dir with stdin.
 func (h *H) RunIn(dir, stdin string, args ...string) Result {
 	h.t.Helper()
+	return h.runBinary("intercom", dir, stdin, args)
+}
+
+// runBinary runs one of the built binaries in dir with stdin and returns
+// its output and exit code; failing to start it fails the test.
+func (h *H) runBinary(bin, dir, stdin string, args []string) Result {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := h.cmd(ctx, "intercom", args...)
+	c := h.cmd(ctx, bin, args...)
 	c.Dir = dir
 	c.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
@@ -179,9 +187,9 @@ func (h *H) RunIn(dir, stdin string, args ...string) Result {
 	err := c.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			h.t.Fatalf("run intercom %v: %v", args, err)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			h.t.Fatalf("run %s %v: %v", bin, args, err)
 		}
 		code = ee.ExitCode()
 	}
@@ -516,22 +524,7 @@ func (h *H) Runs(args ...string) Result {
 // h.BinOnPath).
 func (h *H) RunsIn(dir string, args ...string) Result {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := h.cmd(ctx, "agent-runs", args...)
-	c.Dir = dir
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			h.t.Fatalf("run agent-runs %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return Result{out.String(), errb.String(), code}
+	return h.runBinary("agent-runs", dir, "", args)
 }
 
 // BinOnPath puts binDir first on PATH for every command h runs (and so for
