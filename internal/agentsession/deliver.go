@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/intercom-dev/intercom/internal/runs"
-	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/internal/runenv"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -35,7 +34,7 @@ type DeliverOptions struct {
 // (the part in flight is recorded beside the bindings). It holds the
 // session's delivery lock throughout, so two deliverers of one agent never
 // hand a message over twice. A write error acknowledges nothing.
-func (s Agents) Deliver(ctx context.Context, c *intercom.Client, session string, o DeliverOptions, write func(text string) error) (Batch, error) {
+func (s Agents) Deliver(ctx context.Context, c Client, session string, o DeliverOptions, write func(text string) error) (Batch, error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
 		return Batch{}, err
@@ -59,7 +58,7 @@ func (s Agents) Deliver(ctx context.Context, c *intercom.Client, session string,
 // nothing done, when the session has no holder: the caller joins it (Join)
 // and calls again. A broker that predates the request gets SetState and
 // Deliver's fetch.
-func (s Agents) Boundary(ctx context.Context, c *intercom.Client, session, status string, o DeliverOptions, write func(text string) error) (b Batch, held bool, err error) {
+func (s Agents) Boundary(ctx context.Context, c Client, session, status string, o DeliverOptions, write func(text string) error) (b Batch, held bool, err error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
 		return Batch{}, false, err
@@ -68,7 +67,7 @@ func (s Agents) Boundary(ctx context.Context, c *intercom.Client, session, statu
 	h := s.handover(session)
 	fetch := !o.ContinueOnly || h.recorded != nil
 	rep, err := c.Boundary(ctx, session, status, fetch)
-	if errors.Is(err, intercom.ErrNoBoundary) {
+	if errors.Is(err, wire.ErrNoBoundary) {
 		rep, err = oldBoundary(ctx, c, session, status, fetch)
 	}
 	if err != nil || !rep.Held || !fetch {
@@ -80,7 +79,7 @@ func (s Agents) Boundary(ctx context.Context, c *intercom.Client, session, statu
 
 // oldBoundary is Boundary's request as two, for a broker without it: the
 // state report (a session without a holder refuses it) and the fetch.
-func oldBoundary(ctx context.Context, c *intercom.Client, session, status string, fetch bool) (wire.BoundaryReply, error) {
+func oldBoundary(ctx context.Context, c Client, session, status string, fetch bool) (wire.BoundaryReply, error) {
 	rep := wire.BoundaryReply{Held: true}
 	if status != "" {
 		if _, err := c.SetState(ctx, session, status, nil); err != nil {
@@ -113,7 +112,7 @@ func (s Agents) handover(session string) handover {
 
 // deliver hands waiting over to write (pick, compose) and acknowledges
 // what the written text completes.
-func (h handover) deliver(ctx context.Context, c *intercom.Client, waiting []wire.Message, o DeliverOptions, write func(text string) error) (Batch, error) {
+func (h handover) deliver(ctx context.Context, c Client, waiting []wire.Message, o DeliverOptions, write func(text string) error) (Batch, error) {
 	msgs, prog := pick(waiting, h.recorded, o)
 	if o.Budget > 0 && o.Budget < o.Limit {
 		o.Limit = o.Budget
@@ -178,7 +177,7 @@ type WholeOptions struct {
 // is called once, also with none. A write error acknowledges nothing. It
 // returns what was written; an error after that is the acknowledgement's
 // (the session's holder retries it).
-func (s Agents) DeliverWhole(ctx context.Context, c *intercom.Client, session string, o WholeOptions, write func([]wire.Message) error) ([]wire.Message, error) {
+func (s Agents) DeliverWhole(ctx context.Context, c Client, session string, o WholeOptions, write func([]wire.Message) error) ([]wire.Message, error) {
 	unlock, err := s.LockDelivery(ctx, session)
 	if err != nil {
 		return nil, err
@@ -209,9 +208,9 @@ func (s Agents) DeliverWhole(ctx context.Context, c *intercom.Client, session st
 }
 
 // SupervisorFromEnv is the supervisor session of the run this process is a
-// child of (runs.ChildFromEnv), "" outside a run.
+// child of (runenv.ChildFromEnv), "" outside a run.
 func SupervisorFromEnv() string {
-	ch, err := runs.ChildFromEnv(os.Getenv)
+	ch, err := runenv.ChildFromEnv(os.Getenv)
 	if err != nil {
 		return ""
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/presence"
 	"github.com/intercom-dev/intercom/internal/proctree"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 // Request says who joins the agent's session.
@@ -32,7 +31,7 @@ type Request struct {
 // (`intercom hold`) for as long as p runs. A hook's harness session id
 // decides the session (cc-<id>, cx-<id>); a binding made before any hook
 // ran (by the MCP server or a shell command) is adopted by the first hook.
-func (s Agents) Join(ctx context.Context, c *intercom.Client, home string, p proctree.Proc, r Request) (Binding, error) {
+func (s Agents) Join(ctx context.Context, c Client, home string, p proctree.Proc, r Request) (Binding, error) {
 	unlock, err := lockFile(ctx, s.dir, p.Key()+".lock")
 	if err != nil {
 		return Binding{}, err
@@ -119,15 +118,9 @@ func equal(a, b Binding) bool {
 }
 
 // ensureHeld starts `intercom hold` for b unless its session is connected.
-func ensureHeld(ctx context.Context, c *intercom.Client, home string, b Binding, cwd string) error {
-	rows, err := c.List(ctx, intercom.ListOptions{Scope: "all", IncludeDisconnected: true, ID: b.Session})
-	if err != nil {
+func ensureHeld(ctx context.Context, c Client, home string, b Binding, cwd string) error {
+	if held, err := c.Connected(ctx, b.Session); err != nil || held {
 		return err
-	}
-	for _, r := range rows {
-		if r.ID == b.Session && r.Connected {
-			return nil
-		}
 	}
 	exe, err := os.Executable()
 	if err != nil {

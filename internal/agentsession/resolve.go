@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/intercom-dev/intercom/internal/proctree"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 // ForCommand returns the session an intercom command run by an agent (in
@@ -16,7 +15,7 @@ import (
 // the ancestor running CLAUDE_CODE_EXECPATH and the session
 // CLAUDE_CODE_SESSION_ID's; under Codex the ancestor running codex and the
 // session CODEX_THREAD_ID's. ok is false outside an agent.
-func (s Agents) ForCommand(ctx context.Context, home string, connect func() (*intercom.Client, error)) (Binding, bool, error) {
+func (s Agents) ForCommand(ctx context.Context, home string, connect func() (Client, error)) (Binding, bool, error) {
 	if b, ok := s.Nearest(); ok {
 		return b, true, nil
 	}

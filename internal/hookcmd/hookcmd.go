@@ -2,7 +2,8 @@
 // the intercom-hook executable (internal/hookexe), which run this one
 // implementation. It reads the home's config, connects, and answers the
 // event: hooks.Run, or for the pre-tool event the reservations check. It
-// links only what hooks need (no command tree, UI, MCP or schema packages:
+// links only what hooks need (no command tree, UI, MCP or schema packages,
+// and no NATS library: its broker client is internal/hookclient;
 // TestHookExecutableImports), since every tool call of every agent starts
 // it.
 package hookcmd
@@ -18,10 +19,10 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
 	"github.com/intercom-dev/intercom/internal/config"
+	"github.com/intercom-dev/intercom/internal/hookclient"
 	"github.com/intercom-dev/intercom/internal/hookexe"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/render"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 // Env is where a hook call runs: the home ("" for INTERCOM_HOME, else the
@@ -131,18 +132,25 @@ func Run(ctx context.Context, call hooks.Call, e Env) {
 		level = slog.LevelDebug
 	}
 	log := slog.New(render.LogHandler(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level})))
-	connect := func(existing bool) (*intercom.Client, error) {
-		return intercom.Connect(ctx, intercom.Options{
+	connect := func(existing bool) (*hookclient.Client, error) {
+		return hookclient.Connect(ctx, hookclient.Options{
 			Home: e.Home, Socket: e.Socket,
 			BrokerCommand: cfg.BrokerCommand, BrokerArgs: cfg.BrokerArgs,
-			Timeout: cfg.SendTimeout(), Logger: log, Name: "intercom-hook", ExistingHome: existing,
+			Timeout: cfg.SendTimeout(), Logger: log, ExistingHome: existing,
 		})
 	}
 	if hooks.IsPreTool(call.Harness, call.Event) {
 		preToolUse(ctx, call, e, connect)
 		return
 	}
-	hooks.Run(ctx, call, hooks.Env{Connect: connect, ReplyHint: cfg.ReplyHint, DigestBytes: int(cfg.DigestBytes), Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr})
+	hookConnect := func(existing bool) (hooks.Client, error) {
+		c, err := connect(existing)
+		if err != nil {
+			return nil, err // not a nil *hookclient.Client in an interface
+		}
+		return c, nil
+	}
+	hooks.Run(ctx, call, hooks.Env{Connect: hookConnect, ReplyHint: cfg.ReplyHint, DigestBytes: int(cfg.DigestBytes), Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr})
 }
 
 // ConfigFailed reports a config that could not be loaded: the hook does

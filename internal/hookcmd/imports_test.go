@@ -11,16 +11,20 @@ import (
 // must not link: each hook is a new process, and their init and page-in
 // are paid at every tool call of every agent.
 var forbidden = []string{
-	"github.com/modelcontextprotocol/",  // MCP SDK
-	"github.com/google/jsonschema-go/",  // JSON Schema (via the MCP SDK)
-	"github.com/alecthomas/kong",        // the command tree
-	"github.com/jotaen/kong-completion", //
-	"charm.land/",                       // lipgloss, bubbletea: the UI
-	"github.com/charmbracelet/",         //
-	"github.com/atotto/clipboard",       //
-	"modernc.org/sqlite",                // the history index
-	"github.com/dgraph-io/badger",       // the store
-	"github.com/nats-io/nats-server",    // the broker
+	"github.com/modelcontextprotocol/",              // MCP SDK
+	"github.com/google/jsonschema-go/",              // JSON Schema (via the MCP SDK)
+	"github.com/alecthomas/kong",                    // the command tree
+	"github.com/jotaen/kong-completion",             //
+	"charm.land/",                                   // lipgloss, bubbletea: the UI
+	"github.com/charmbracelet/",                     //
+	"github.com/atotto/clipboard",                   //
+	"modernc.org/sqlite",                            // the history index
+	"github.com/dgraph-io/badger",                   // the store
+	"github.com/nats-io/",                           // the broker's server, and nats.go: its start-up alone (crypto/tls, net/http, gob) costs a small program's again
+	"github.com/goccy/go-json",                      // a faster JSON than a hook's few small requests need, at a start-up cost
+	"crypto/tls",                                    //
+	"net/http",                                      //
+	"github.com/intercom-dev/intercom/pkg/intercom", // the full client: hooks use internal/hookclient
 	"github.com/intercom-dev/intercom/internal/intercomcmd",
 	"github.com/intercom-dev/intercom/internal/kongrun",
 	"github.com/intercom-dev/intercom/internal/schema",

@@ -7,10 +7,10 @@ import (
 	"fmt"
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
+	"github.com/intercom-dev/intercom/internal/hookclient"
 	"github.com/intercom-dev/intercom/internal/hooks"
 	"github.com/intercom-dev/intercom/internal/render"
 	"github.com/intercom-dev/intercom/internal/reservations"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
 // preToolUse answers a Claude Code or Codex PreToolUse hook, or a Gemini
@@ -18,7 +18,7 @@ import (
 // path another session holds; nothing (the call runs) otherwise, which for
 // Gemini CLI is {} (it always reads JSON, even after a failure). A failure
 // is one line on stderr: the call runs.
-func preToolUse(ctx context.Context, call hooks.Call, e Env, connect func(bool) (*intercom.Client, error)) {
+func preToolUse(ctx context.Context, call hooks.Call, e Env, connect func(bool) (*hookclient.Client, error)) {
 	why, err := preToolBlock(ctx, call, e, connect)
 	switch {
 	case why != "":
@@ -35,7 +35,7 @@ func preToolUse(ctx context.Context, call hooks.Call, e Env, connect func(bool) 
 
 // preToolBlock reads the hook input and returns why the call must not run
 // ("" when it may).
-func preToolBlock(ctx context.Context, call hooks.Call, e Env, connect func(bool) (*intercom.Client, error)) (string, error) {
+func preToolBlock(ctx context.Context, call hooks.Call, e Env, connect func(bool) (*hookclient.Client, error)) (string, error) {
 	in, data, err := hooks.ParseRaw(e.Stdin)
 	if err != nil {
 		return "", err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/render"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -21,11 +20,21 @@ type Call struct {
 	Hold           time.Duration
 }
 
+// Client is what a hook asks of the broker: agentsession's requests, the
+// wait of a Stop hook's --hold, and the home it connected to.
+// *intercom.Client has it (`intercom hook`), and so has intercom-hook's
+// own client (internal/hookclient).
+type Client interface {
+	agentsession.Client
+	Home() string
+	WaitInbox(ctx context.Context, sid string, timeout time.Duration, wakeOnly bool) (wire.InboxWaitReply, error)
+}
+
 // Env is what a hook call takes from the command that runs it.
 type Env struct {
 	// Connect opens a client of the configured home; with existing, a
-	// missing home is an error (intercom.Options.ExistingHome).
-	Connect   func(existing bool) (*intercom.Client, error)
+	// missing home is an error (as intercom.Options.ExistingHome).
+	Connect   func(existing bool) (Client, error)
 	ReplyHint bool // asks carry the hint to answer them (config reply_hint)
 	// DigestBytes is the size budget of one boundary's digest (config
 	// digestBytes; 0 or more than MaxContext: MaxContext).
@@ -69,7 +78,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // what was handed over), each answer written to out.
 type hook struct {
 	call    Call
-	c       *intercom.Client
+	c       Client
 	store   agentsession.Agents
 	session string
 	opts    agentsession.DeliverOptions

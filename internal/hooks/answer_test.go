@@ -12,6 +12,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/brokertest"
+	"github.com/intercom-dev/intercom/internal/hookclient"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -61,8 +62,12 @@ func (a *agent) hook(harness, event, stdin string) (string, string) {
 func (a *agent) hookHolding(harness, event, stdin string, hold time.Duration) (string, string) {
 	var out, errb bytes.Buffer
 	Run(context.Background(), Call{Harness: harness, Event: event, Hold: hold}, Env{
-		Connect: func(bool) (*intercom.Client, error) { // the hook closes it
-			return intercom.Connect(context.Background(), intercom.Options{Home: a.home, NoSpawn: true})
+		Connect: func(bool) (Client, error) { // the hook closes it
+			c, err := hookclient.Connect(context.Background(), hookclient.Options{Home: a.home, NoSpawn: true})
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
 		},
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 	})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/intercom-dev/intercom/pkg/intercom"
+	"github.com/intercom-dev/intercom/internal/hookclient"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -14,19 +14,21 @@ import (
 // messages the hook's client published) the call made.
 func (a *agent) hookCounting(harness, event, stdin string) (string, string, uint64) {
 	var out, errb bytes.Buffer
-	var c *intercom.Client
+	var c *hookclient.Client
 	Run(context.Background(), Call{Harness: harness, Event: event}, Env{
-		Connect: func(bool) (*intercom.Client, error) {
+		Connect: func(bool) (Client, error) {
 			var err error
-			c, err = intercom.Connect(context.Background(), intercom.Options{Home: a.home, NoSpawn: true})
-			return c, err
+			if c, err = hookclient.Connect(context.Background(), hookclient.Options{Home: a.home, NoSpawn: true}); err != nil {
+				return nil, err
+			}
+			return c, nil
 		},
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 	})
 	if c == nil {
 		a.t.Fatalf("hook %s %s never connected (stderr %q)", harness, event, errb.String())
 	}
-	return out.String(), errb.String(), c.Conn().Stats().OutMsgs
+	return out.String(), errb.String(), c.Requests()
 }
 
 // A hook of a held session makes one broker request when nothing waits

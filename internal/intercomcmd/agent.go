@@ -5,7 +5,6 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/agentsession"
 	"github.com/intercom-dev/intercom/internal/render"
-	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -28,7 +27,13 @@ func (e *env) joinAgent(command string) {
 	if e.g.Session != "" || !joinable[strings.Fields(command + " x")[0]] {
 		return
 	}
-	connect := func() (*intercom.Client, error) { return e.connect() }
+	connect := func() (agentsession.Client, error) {
+		c, err := e.connect()
+		if err != nil {
+			return nil, err // not a nil *intercom.Client in an interface
+		}
+		return c, nil
+	}
 	b, ok, err := agentsession.Open(e.home()).ForCommand(e.ctx, e.home(), connect)
 	if err != nil {
 		e.log.Warn("join the agent's session", "err", err)

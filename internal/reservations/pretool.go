@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -15,7 +14,7 @@ import (
 // run: one line naming each path another session holds, its holder, reason
 // and how to ask it; "" when nothing blocks it (no path it knows of, a
 // path outside every project, or only this session's own leases).
-func Blocked(ctx context.Context, c *intercom.Client, sid, dir, tool string, input json.RawMessage) (string, error) {
+func Blocked(ctx context.Context, c Lister, sid, dir, tool string, input json.RawMessage) (string, error) {
 	paths := ToolPaths(tool, input)
 	if len(paths) == 0 {
 		return "", nil

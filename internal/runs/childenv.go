@@ -1,69 +1,32 @@
 package runs
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/intercom-dev/intercom/internal/runenv"
 )
 
-// The variables that tell a child about its run (ChildEnv sets them,
-// ChildFromEnv reads them), each with pi-intercom's PI_SUBAGENT_* name,
-// read when ours is not set.
+// The run's variables, its Child and ChildFromEnv live in package runenv
+// (which the hook executable links without the rest of runs).
 const (
-	EnvSupervisor = "INTERCOM_SUPERVISOR"
-	EnvRunID      = "INTERCOM_RUN_ID"
-	EnvAgent      = "INTERCOM_CHILD_AGENT"
-	EnvIndex      = "INTERCOM_CHILD_INDEX"
+	EnvSupervisor = runenv.EnvSupervisor
+	EnvRunID      = runenv.EnvRunID
+	EnvAgent      = runenv.EnvAgent
+	EnvIndex      = runenv.EnvIndex
 )
 
 // ChildVars are the variables that make a process a supervised child.
-var ChildVars = []string{EnvSupervisor, EnvRunID, EnvAgent, EnvIndex}
-
-var piNames = map[string]string{
-	EnvSupervisor: "PI_SUBAGENT_ORCHESTRATOR_TARGET",
-	EnvRunID:      "PI_SUBAGENT_RUN_ID",
-	EnvAgent:      "PI_SUBAGENT_CHILD_AGENT",
-	EnvIndex:      "PI_SUBAGENT_CHILD_INDEX",
-}
+var ChildVars = runenv.ChildVars
 
 // Child is what agent-runs tells a child about its run.
-type Child struct {
-	Supervisor string // the supervisor's session (id or target)
-	RunID      string
-	Agent      string
-	Index      int
-}
+type Child = runenv.Child
 
-// ErrNotChild: the process is not inside a supervised run (one of
-// ChildVars is not set).
-var ErrNotChild = errors.New("contact-supervisor is only available inside a supervised run: INTERCOM_SUPERVISOR, INTERCOM_RUN_ID, INTERCOM_CHILD_AGENT and INTERCOM_CHILD_INDEX must all be set (agent-runs start sets them)")
+// ErrNotChild: the process is not inside a supervised run.
+var ErrNotChild = runenv.ErrNotChild
 
-// ChildFromEnv reads the child's run from getenv (os.Getenv). Outside a
-// run it returns ErrNotChild; a set but malformed index or run id is
-// another error.
-func ChildFromEnv(getenv func(string) string) (Child, error) {
-	get := func(ours string) string {
-		if v := getenv(ours); v != "" {
-			return v
-		}
-		return getenv(piNames[ours])
-	}
-	ch := Child{Supervisor: get(EnvSupervisor), RunID: get(EnvRunID), Agent: get(EnvAgent)}
-	idx := get(EnvIndex)
-	if ch.Supervisor == "" || ch.RunID == "" || ch.Agent == "" || idx == "" {
-		return ch, ErrNotChild
-	}
-	n, err := strconv.Atoi(idx)
-	if err != nil || n < 0 {
-		return ch, fmt.Errorf("%s must be a non-negative integer, got %q", EnvIndex, idx)
-	}
-	ch.Index = n
-	if err := ValidID(ch.RunID); err != nil {
-		return ch, fmt.Errorf("%s: %w", EnvRunID, err)
-	}
-	return ch, nil
-}
+// ChildFromEnv reads the child's run from getenv (runenv.ChildFromEnv).
+func ChildFromEnv(getenv func(string) string) (Child, error) { return runenv.ChildFromEnv(getenv) }
 
 // ChildEnv returns the environment a child is started with: the saved
 // launch environment plus the supervision variables (ours and the
@@ -76,7 +39,7 @@ func ChildEnv(r *Run, home string) []string {
 		"INTERCOM_CHILD_SESSION": r.ChildSession,
 	}
 	for k, v := range map[string]string{EnvSupervisor: r.Supervisor, EnvRunID: r.ID, EnvAgent: r.Agent, EnvIndex: strconv.Itoa(r.Index)} {
-		vars[k], vars[piNames[k]] = v, v
+		vars[k], vars[runenv.PiName(k)] = v, v
 	}
 	if r.AnswerFile != "" {
 		vars["INTERCOM_ANSWER_FILE"] = r.AnswerFile

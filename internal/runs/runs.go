@@ -26,6 +26,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/lazyre"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/runenv"
 )
 
 // Run states.
@@ -95,15 +96,8 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-var idRE = lazyre.New(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-// ValidID checks a run id or question id.
-func ValidID(id string) error {
-	if !idRE().MatchString(id) {
-		return fmt.Errorf("invalid id %q", id)
-	}
-	return nil
-}
+// ValidID checks a run id or question id (runenv.ValidID).
+func ValidID(id string) error { return runenv.ValidID(id) }
 
 // RunDir is the directory of a run.
 func (s Files) RunDir(id string) string { return filepath.Join(s.Dir, id) }

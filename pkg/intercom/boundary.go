@@ -12,7 +12,7 @@ import (
 
 // ErrNoBoundary is Boundary's error from a broker that predates the
 // request (no responder to it): the caller makes it as SetState and Inbox.
-var ErrNoBoundary = errors.New("the broker does not take boundary requests (an older broker)")
+var ErrNoBoundary = wire.ErrNoBoundary
 
 // Boundary is a hook's one request at a turn boundary: it reports status
 // ("" for none) of held session sid and, with fetch, fetches what may be
@@ -32,6 +32,21 @@ func (c *Client) Boundary(ctx context.Context, sid, status string, fetch bool) (
 	if err != nil {
 		return wire.BoundaryReply{}, err
 	}
-	res.Messages = c.withoutOwed(sid, res.Messages)
+	res.Messages = c.journal().Without(sid, res.Messages)
 	return *res, nil
+}
+
+// Connected reports whether session sid is known and held (has a
+// connected holder).
+func (c *Client) Connected(ctx context.Context, sid string) (bool, error) {
+	rows, err := c.List(ctx, ListOptions{Scope: "all", IncludeDisconnected: true, ID: sid})
+	if err != nil {
+		return false, err
+	}
+	for _, r := range rows {
+		if r.ID == sid && r.Connected {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/valyala/fastjson"
 )
@@ -12,6 +13,11 @@ import (
 // the hook then hands over is a second request, sent only once its answer
 // is written, and only when there was something to hand over.)
 const SubjBoundary = SubjectPrefix + "boundary"
+
+// ErrNoBoundary is a boundary request's error from a broker that predates
+// it (no responder to SubjBoundary): the caller makes it as a state report
+// and an inbox fetch instead.
+var ErrNoBoundary = errors.New("the broker does not take boundary requests (an older broker)")
 
 // BoundaryRequest reports Status (as StateRequest; "" reports nothing) of
 // a held session and, with Fetch, fetches its deliverable messages (as

@@ -1,0 +1,193 @@
+package hookclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// The NATS client protocol, as much of it as one-shot request/reply needs
+// (https://docs.nats.io/reference/reference-protocols/nats-protocol): the
+// server's INFO, our CONNECT and one SUB for the replies, then PUB with a
+// reply subject per request, read back as MSG or, for "no responders",
+// an HMSG whose status line is 503. PING is answered with PONG; +OK, PONG
+// and later INFO lines are skipped; -ERR ends the connection.
+
+// maxLine bounds one protocol line (an INFO line is a few hundred bytes).
+const maxLine = 64 << 10
+
+// defaultMaxPayload bounds a reply when the server's INFO names no limit
+// (the broker's server allows 8 MiB).
+const defaultMaxPayload = 8 << 20
+
+// errNoResponders: nothing subscribes to the request's subject.
+var errNoResponders = errors.New("no responders")
+
+// conn is one NATS connection through the broker's gateway, used by one
+// goroutine at a time.
+type conn struct {
+	c          net.Conn
+	r          *bufio.Reader
+	inbox      string // reply subjects are inbox + "." + n
+	next       uint64
+	maxPayload int
+}
+
+// handshake reads the server's INFO and subscribes to the replies. It does
+// not wait for the server's word on CONNECT: an error comes back on the
+// first request.
+func handshake(c net.Conn, deadline time.Time) (*conn, error) {
+	if err := c.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	k := &conn{c: c, r: bufio.NewReaderSize(c, 32<<10), maxPayload: defaultMaxPayload}
+	line, err := k.line()
+	if err != nil {
+		return nil, fmt.Errorf("read the broker's greeting: %w", err)
+	}
+	rest, ok := bytes.CutPrefix(line, []byte("INFO "))
+	if !ok {
+		return nil, fmt.Errorf("the broker's greeting is not NATS INFO: %.40q", line)
+	}
+	var info struct {
+		MaxPayload int `json:"max_payload"`
+	}
+	if json.Unmarshal(rest, &info) == nil && info.MaxPayload > 0 {
+		k.maxPayload = info.MaxPayload
+	}
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	k.inbox = "_INBOX." + hex.EncodeToString(id[:])
+	hello := `CONNECT {"verbose":false,"pedantic":false,"lang":"go","version":"intercom-hook","protocol":1,"headers":true,"no_responders":true,"name":"intercom-hook"}` +
+		"\r\nSUB " + k.inbox + ".* 1\r\n"
+	if _, err := io.WriteString(c, hello); err != nil {
+		return nil, fmt.Errorf("greet the broker: %w", err)
+	}
+	return k, nil
+}
+
+// request publishes data to subject and returns the reply's payload.
+func (k *conn) request(deadline time.Time, subject string, data []byte) ([]byte, error) {
+	if err := k.c.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	k.next++
+	reply := k.inbox + "." + strconv.FormatUint(k.next, 10)
+	msg := make([]byte, 0, len(subject)+len(reply)+len(data)+32)
+	msg = append(msg, "PUB "...)
+	msg = append(msg, subject...)
+	msg = append(msg, ' ')
+	msg = append(msg, reply...)
+	msg = append(msg, ' ')
+	msg = strconv.AppendInt(msg, int64(len(data)), 10)
+	msg = append(msg, "\r\n"...)
+	msg = append(msg, data...)
+	msg = append(msg, "\r\n"...)
+	if _, err := k.c.Write(msg); err != nil {
+		return nil, err
+	}
+	for {
+		subj, hdr, payload, err := k.read()
+		if err != nil {
+			return nil, err
+		}
+		if subj != reply {
+			continue // the reply to an earlier request that gave up
+		}
+		if bytes.HasPrefix(hdr, []byte("NATS/1.0 503")) {
+			return nil, errNoResponders
+		}
+		return payload, nil
+	}
+}
+
+// read returns the next message (MSG or HMSG) on the connection, answering
+// PING and skipping the other server lines.
+func (k *conn) read() (subject string, hdr, payload []byte, err error) {
+	for {
+		line, err := k.line()
+		if err != nil {
+			return "", nil, nil, err
+		}
+		op, args, _ := bytes.Cut(line, []byte(" "))
+		switch string(op) {
+		case "MSG", "HMSG":
+			return k.message(string(op) == "HMSG", args)
+		case "PING":
+			if _, err := io.WriteString(k.c, "PONG\r\n"); err != nil {
+				return "", nil, nil, err
+			}
+		case "PONG", "+OK", "INFO":
+		case "-ERR":
+			return "", nil, nil, fmt.Errorf("broker refused: %s", bytes.Trim(args, " '"))
+		default:
+			return "", nil, nil, fmt.Errorf("unexpected line from the broker: %.40q", line)
+		}
+	}
+}
+
+// message reads a MSG (subject sid [reply] size) or HMSG (subject sid
+// [reply] header-size total-size) and its payload.
+func (k *conn) message(headers bool, args []byte) (string, []byte, []byte, error) {
+	f := bytes.Fields(args)
+	want := 3
+	if headers {
+		want = 4
+	}
+	if len(f) != want && len(f) != want+1 {
+		return "", nil, nil, fmt.Errorf("malformed message line from the broker: %.60q", args)
+	}
+	total, err := strconv.Atoi(string(f[len(f)-1]))
+	hsize := 0
+	if headers && err == nil {
+		hsize, err = strconv.Atoi(string(f[len(f)-2]))
+	}
+	if err != nil || total < 0 || hsize < 0 || hsize > total || total > k.maxPayload+maxLine {
+		return "", nil, nil, fmt.Errorf("bad message size from the broker: %.60q", args)
+	}
+	buf := make([]byte, total+2)
+	if _, err := io.ReadFull(k.r, buf); err != nil {
+		return "", nil, nil, err
+	}
+	if !bytes.HasSuffix(buf, []byte("\r\n")) {
+		return "", nil, nil, errors.New("message from the broker not ended by CRLF")
+	}
+	return string(f[0]), buf[:hsize], buf[hsize:total], nil
+}
+
+// line reads one CRLF-ended protocol line (without the CRLF).
+func (k *conn) line() ([]byte, error) {
+	var line []byte
+	for {
+		part, err := k.r.ReadSlice('\n')
+		line = append(line, part...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("protocol line from the broker longer than %d bytes", maxLine)
+		}
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// deadline is when a request must be answered: ctx's deadline, or
+// timeout from now when ctx has none.
+func deadline(ctx context.Context, timeout time.Duration) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(timeout)
+}
