@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/ackjournal"
@@ -105,6 +106,11 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 		return nil, fmt.Errorf("%w: %v", wire.ErrNoBoundary, err)
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%s: %w", subj, ctx.Err())
+	case isTimeout(err):
+		if _, ok := ctx.Deadline(); ok { // the connection's deadline was ctx's
+			return nil, fmt.Errorf("%s: %w", subj, context.DeadlineExceeded)
+		}
+		return nil, fmt.Errorf("%w: no answer to %s in %v", spawn.ErrNoBroker, subj, c.timeout)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s: %v", spawn.ErrNoBroker, subj, err)
 	}
@@ -119,6 +125,11 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 		return nil, fmt.Errorf("%s: empty reply", subj)
 	}
 	return out.Result, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // decodeJSON is call's decoder for replies without a faster one.

@@ -176,7 +176,7 @@ func (k *conn) line() ([]byte, error) {
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, err
 		}
-		if len(line) > maxLine {
+		if len(line) >= maxLine {
 			return nil, fmt.Errorf("protocol line from the broker longer than %d bytes", maxLine)
 		}
 	}

@@ -2,7 +2,6 @@ package proctree
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -12,7 +11,7 @@ import (
 // user's processes). Values are not returned: callers only ask which are
 // set; a variable set empty counts as unset.
 func Environ(pid int) ([]string, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	data, err := readProc("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return nil, fmt.Errorf("read environment of %d: %w", pid, err)
 	}

@@ -2,15 +2,16 @@ package proctree
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // get parses /proc/<pid>/stat (proc_pid_stat(5)): the command name is in
 // parentheses and may hold spaces, so fields are counted after the last ')'.
 func get(pid int) (Proc, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := readProc("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Proc{}, fmt.Errorf("read process %d: %w", pid, err)
 	}
@@ -33,7 +34,7 @@ func get(pid int) (Proc, error) {
 }
 
 func boot() (string, error) {
-	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	data, err := readProc("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("read boot id: %w", err)
 	}
@@ -41,9 +42,39 @@ func boot() (string, error) {
 }
 
 func args(pid int) ([]string, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	data, err := readProc("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return nil, fmt.Errorf("read command line of %d: %w", pid, err)
 	}
 	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00"), nil
+}
+
+// readProc reads a /proc file whole. It is os.ReadFile in three system
+// calls (open, read until the end, close) instead of about ten: a /proc
+// file cannot be polled, so the os package's attempt to register it with
+// the poller, and its stat for the size (0 for /proc files), are wasted,
+// and a hook reads one for each of its ancestors.
+func readProc(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 1024)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
