@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -64,9 +63,9 @@ func handshake(c net.Conn, deadline time.Time) (*conn, error) {
 	if json.Unmarshal(rest, &info) == nil && info.MaxPayload > 0 {
 		k.maxPayload = info.MaxPayload
 	}
-	var id [12]byte
-	_, _ = rand.Read(id[:])
-	k.inbox = "_INBOX." + hex.EncodeToString(id[:])
+	// The inbox needs to be unique, not secret (as nats.go's nuid): no
+	// crypto/rand, whose first use costs a hook its generator's start.
+	k.inbox = "_INBOX." + strconv.FormatUint(rand.Uint64(), 36) + strconv.FormatUint(rand.Uint64(), 36)
 	hello := `CONNECT {"verbose":false,"pedantic":false,"lang":"go","version":"intercom-hook","protocol":1,"headers":true,"no_responders":true,"name":"intercom-hook"}` +
 		"\r\nSUB " + k.inbox + ".* 1\r\n"
 	if _, err := io.WriteString(c, hello); err != nil {
