@@ -183,16 +183,28 @@ func (g *Gateway) splice(c *net.UnixConn, pid int) {
 	}
 	defer g.track(c, false)
 	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(ic, c); ic.Close(); done <- struct{}{} }()
+	go func() { copyPooled(ic, c); ic.Close(); done <- struct{}{} }()
 	go func() {
 		cid := g.peers.learn(ic, c, pid)
 		defer g.peers.forget(cid)
-		_, _ = io.Copy(c, ic)
+		copyPooled(c, ic)
 		c.Close()
 		done <- struct{}{}
 	}()
 	<-done
 	<-done
+}
+
+// spliceBuffers are the copy buffers of spliced connections: each hook is
+// a new connection, and two fresh 32 KiB buffers (io.Copy's) per
+// connection were a tenth of the broker's CPU in a storm of hooks.
+var spliceBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyPooled is io.Copy from src to dst with a pooled buffer.
+func copyPooled(dst io.Writer, src io.Reader) {
+	buf := spliceBuffers.Get().(*[]byte)
+	_, _ = io.CopyBuffer(dst, src, *buf)
+	spliceBuffers.Put(buf)
 }
 
 // StopAccepting closes the listener (removing the socket) and stops

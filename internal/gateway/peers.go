@@ -1,10 +1,11 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net"
 	"strings"
 	"sync"
+
+	"github.com/valyala/fastjson"
 )
 
 // peerTable remembers which process (the pid its socket's peer credentials
@@ -59,13 +60,13 @@ func infoClientID(line string) uint64 {
 	if !ok || len(rest) > maxInfoLine {
 		return 0
 	}
-	var info struct {
-		ClientID uint64 `json:"client_id"`
-	}
-	if json.Unmarshal([]byte(strings.TrimSpace(rest)), &info) != nil {
+	// fastjson, not encoding/json: one INFO per connection, and a storm of
+	// hooks is a storm of connections.
+	v, err := fastjson.Parse(strings.TrimSpace(rest))
+	if err != nil {
 		return 0
 	}
-	return info.ClientID
+	return v.GetUint64("client_id")
 }
 
 func (t *peerTable) forget(cid uint64) {
