@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -92,5 +93,46 @@ func TestBridgeAckBatchSettlesEach(t *testing.T) {
 	}
 	if _, err := call[wire.BridgeAckBatchReply](t, w.c, wire.SubjBridgeAckBatch, wire.BridgeAckBatch{}); err == nil {
 		t.Fatal("an empty ack batch accepted")
+	}
+}
+
+// A message from a bridged host reaches its holder while it is being
+// persisted, as a local send does: with the committer held up, the holder
+// has it before the bridge's answer (which waits for the commit), and once
+// the commit is done the answer comes and a retry is a duplicate that is
+// not pushed again.
+func TestBridgeDeliverPushedWhilePersisted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := w.attach("alpha")
+	release := make(chan struct{})
+	stalled := make(chan struct{})
+	w.b.cmt.Submit(store.Op{Apply: func(*store.Txn) error { close(stalled); <-release; return nil }, After: func(error) {}})
+	<-stalled
+	in := wire.BridgeDeliver{Host: "beta", Message: wire.Message{ID: "early1", From: wire.Peer{ID: bob, Name: "bob"}, To: "alpha", Text: "across the hub", Delivery: wire.DeliverySteer}}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := call[wire.SendReply](t, w.c, wire.SubjBridgeDeliver, in)
+		answered <- err
+	}()
+	if m := recv(t, a); m.ID != "early1@beta" || m.Text != "across the hub" {
+		t.Fatalf("pushed %+v, want early1@beta", m)
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("the bridge was answered (%v) before the commit", err)
+	default:
+	}
+	close(release)
+	if err := <-answered; err != nil {
+		t.Fatalf("the bridge's answer after the commit: %v", err)
+	}
+	res, err := call[wire.SendReply](t, w.c, wire.SubjBridgeDeliver, in)
+	if err != nil || !res.Duplicate {
+		t.Fatalf("the retry: %+v, %v; want a duplicate", res, err)
+	}
+	w.send(w.attach("carol"), "alpha", "after") // a marker: nothing else comes before it
+	if m := recv(t, a); m.Text != "after" {
+		t.Fatalf("received %q (%s), want only the marker: a retry of a delivered message came again", m.Text, m.ID)
 	}
 }

@@ -176,6 +176,13 @@ func (b *Broker) deliverFromHost(m *nats.Msg, req wire.BridgeDeliver, size int) 
 	if !p.retry {
 		b.sends.begin(p.dkey, id)
 	}
+	// Pushed while it is persisted, as a local send is (pushEarly): across
+	// the hub a message was two commits in series before its holder saw
+	// it, the sender's outbox and this inbox. Read before the committer
+	// owns p; a retry (known, or one being committed), an ask, and a full
+	// or failed store keep the post-commit path.
+	early := !known && !p.retry && !p.ask && !b.cmt.LowSpace() && b.st.Err() == nil
+	msg, slot := p.msg, p.slot
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
 		After: func(err error) {
@@ -184,6 +191,9 @@ func (b *Broker) deliverFromHost(m *nats.Msg, req wire.BridgeDeliver, size int) 
 		},
 		Size: size,
 	})
+	if early {
+		b.pushEarly(msg, dkey, slot)
+	}
 	return true
 }
 
