@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/paths"
-
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/duration"
+	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Config is the user configuration. Zero values are replaced by defaults.
@@ -62,7 +62,7 @@ func Defaults() Config {
 	return Config{
 		ReplyHint:     true,
 		AskTimeoutMs:  120000,
-		SendTimeoutMs: 8000,
+		SendTimeoutMs: wire.DefaultRequestTimeout.Milliseconds(),
 		ListTimeoutMs: 5000,
 		IdleExitMs:    5000,
 		ForgetAfterMs: 600000,

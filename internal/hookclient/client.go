@@ -35,16 +35,13 @@ type Options struct {
 	Home, Socket  string // "" for INTERCOM_HOME / INTERCOM_SOCKET, else the defaults
 	BrokerCommand string
 	BrokerArgs    []string
-	Timeout       time.Duration // per request (default 8s)
+	Timeout       time.Duration // per request (default wire.DefaultRequestTimeout)
 	Logger        *slog.Logger
 	NoSpawn       bool // never start a broker
 	// ExistingHome: the home must exist already; a missing one is an error
 	// (spawn.ErrHomeGone), not created with a broker started in it.
 	ExistingHome bool
 }
-
-// maxAckIDs is the most ids one ack request carries (as pkg/intercom).
-const maxAckIDs = 1000
 
 // Client is one connection to the broker, for one goroutine.
 type Client struct {
@@ -62,7 +59,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 8 * time.Second
+		o.Timeout = wire.DefaultRequestTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -187,7 +184,7 @@ func (c *Client) inbox(ctx context.Context, req wire.InboxRequest) ([]wire.Messa
 // and its holder ack those messages instead of showing them again.
 func (c *Client) AckShown(ctx context.Context, sid string, ids ...string) error {
 	for rest := ids; len(rest) > 0; {
-		chunk := rest[:min(len(rest), maxAckIDs)]
+		chunk := rest[:min(len(rest), wire.MaxAckIDs)]
 		rest = rest[len(chunk):]
 		if _, err := c.ack(ctx, sid, chunk); err != nil {
 			if jerr := c.journal.Add(sid, append(chunk, rest...)); jerr != nil {
@@ -209,7 +206,7 @@ func (c *Client) ack(ctx context.Context, sid string, ids []string) (*wire.AckRe
 func (c *Client) settleJournal(ctx context.Context, sid string) {
 	ids := c.journal.List(sid)
 	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), maxAckIDs)]
+		chunk := ids[:min(len(ids), wire.MaxAckIDs)]
 		ids = ids[len(chunk):]
 		if _, err := c.ack(ctx, sid, chunk); err != nil {
 			var we *wire.Error

@@ -38,7 +38,7 @@ type Options struct {
 	BrokerCommand string        // broker binary ("" finds intercom-broker)
 	BrokerArgs    []string      // extra broker arguments
 	Name          string        // connection name, for logs
-	Timeout       time.Duration // per request (default 8s)
+	Timeout       time.Duration // per request (default wire.DefaultRequestTimeout)
 	Logger        *slog.Logger
 	// ExistingHome: the home must exist already (the caller is continuing
 	// work there); if it is missing, Connect returns ErrHomeGone instead
@@ -73,7 +73,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 8 * time.Second
+		o.Timeout = wire.DefaultRequestTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

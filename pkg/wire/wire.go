@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// DefaultRequestTimeout is how long a client waits for the broker's answer
+// to one request unless told otherwise (config's sendTimeoutMs).
+const DefaultRequestTimeout = 8 * time.Second
+
 // Subjects. Requests go to API subjects and get one JSON reply; pushes to a
 // holder go to Deliver(sessionID).
 const (
