@@ -629,6 +629,59 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
 }
 
+// TestBridgeReceivingBrokerKilledMidStream: the receiving host's broker
+// dies (SIGKILL) in the middle of a stream from the other host, while
+// messages are pushed to their holder as they are persisted: the holder
+// restarts it, the bridge forwards what was not stored, and the holder
+// prints every message once, in order.
+func TestBridgeReceivingBrokerKilledMidStream(t *testing.T) {
+	t.Parallel()
+	p := brgLinked(t)
+	const n = 200
+	c := brgClient(t, p.B)
+	ids := make(chan string, n)
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			ctx, cancel := context.WithTimeout(context.Background(), brgWait)
+			r, err := c.Send(ctx, wire.SendRequest{From: p.b1ID, To: "a1@alpha", Text: fmt.Sprintf("stream %d", i)})
+			cancel()
+			if err != nil {
+				sent <- fmt.Errorf("send %d: %w", i, err)
+				return
+			}
+			ids <- r.ID
+		}
+		sent <- nil
+	}()
+	got := 0
+	next := func() {
+		t.Helper()
+		id := <-ids
+		m := p.a1.Event(brgWait)
+		for m["event"] == "reconnected" { // a1 says it reconnected once
+			m = p.a1.Event(brgWait)
+		}
+		if m["event"] != "message" || m["id"] != id+"@beta" || m["text"] != fmt.Sprintf("stream %d", got) {
+			t.Fatalf("a1's message %d: %v, want %s@beta (stream %d)", got, m, id, got)
+		}
+		got++
+	}
+	for got < 3 {
+		next()
+	}
+	p.A.KillBroker() // mid-stream: a1 starts another, the bridge reconnects
+	t.Logf("alpha's broker killed after a1 printed %d of %d", got, n)
+	for got < n {
+		next()
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected again on beta")
+	brgMarker(t, p.B, "b1", "a1@alpha", p.a1) // and nothing came twice before it
+}
+
 // TestBridgeBrokersHaveNoTCPSockets: with the link up and messages flowing,
 // neither broker holds a TCP or UDP socket; the serving bridge holds the
 // one TCP listener on its address; the joining bridge listens nowhere; and
