@@ -11,14 +11,19 @@ import (
 // TestHistoryEntries: kept entries read back oldest first, after a
 // cursor or from the start, with their kind; a scan stops when told;
 // sizes and the last cursor follow deletions; the epoch is "0" until set.
+// Entries 1 and 2 are single entries as a store before chunks holds them,
+// entry 10 a chunk of one.
 func TestHistoryEntries(t *testing.T) {
 	t.Parallel()
 	s, _ := openTemp(t)
 	update(t, s, func(txn *Txn) error {
-		for n, kind := range map[uint64]byte{1: HistoryMessage, 2: HistoryRecord, 10: HistoryMessage} {
-			if err := txn.PutHistory(n, kind, []byte(`{"id":"h`+strconv.FormatUint(n, 10)+`"}`), time.Hour); err != nil {
+		for n, kind := range map[uint64]byte{1: HistoryMessage, 2: HistoryRecord} {
+			if err := putSingleHistory(txn, n, kind, []byte(`{"id":"h`+strconv.FormatUint(n, 10)+`"}`)); err != nil {
 				return err
 			}
+		}
+		if err := txn.PutHistory([]HistoryItem{{Cursor: 10, Kind: HistoryMessage, Data: []byte(`{"id":"h10"}`)}}, time.Hour); err != nil {
+			return err
 		}
 		return txn.Set(historyPrefix+HistoryCursor(5), nil) // an empty value: skipped
 	})
