@@ -150,7 +150,7 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 func (b *Broker) writeHistory(h *historyKeeper, chunk []store.HistoryItem, size int) {
 	done := make(chan struct{})
 	b.cmt.Submit(store.Op{
-		Apply:  func(txn *store.Txn) error { return txn.PutHistory(chunk, h.age) },
+		Apply: func(txn *store.Txn) error { return txn.PutHistory(chunk, h.age) },
 		After: func(err error) {
 			if err != nil {
 				b.log.Debug("history not kept", "entries", len(chunk), "err", err)
