@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -237,6 +239,7 @@ func TestUnreadableHistoryChunk(t *testing.T) {
 		"bad varint":   {historyChunkKind, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 		"bad length":   {historyChunkKind, 0x01, 'm', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 		"after a good": append(append([]byte{}, good...), 0x01),
+		"bad packing":  {historyPackedKind, 0xff, 0xff, 0x01, 'x'},
 	} {
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
@@ -277,4 +280,68 @@ func TestUnreadableHistoryChunk(t *testing.T) {
 	if _, err := decodeHistoryChunk(1, []byte{historyChunkKind, 0x01}, func(HistoryItem) bool { return true }); !errors.Is(err, errHistoryChunk) {
 		t.Fatalf("decode of a cut chunk: %v, want errHistoryChunk", err)
 	}
+}
+
+// TestHistoryChunkPacking: a chunk whose entries share most of their bytes
+// is packed (s2) and reads back the same, also after a reopen; a small
+// chunk, or one that packing would not shrink, is kept plain.
+func TestHistoryChunkPacking(t *testing.T) {
+	t.Parallel()
+	var alike, random []HistoryItem
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 50 {
+		msg := fmt.Sprintf(`{"id":"m%03d","from":{"id":"699d750605586d43fe1cecbffd85cebc","name":"s03","cwd":"/work/project"},"to":"5c0dd4cac366d2c054a2508c676387a1","text":"message %d"}`, i, i)
+		alike = append(alike, HistoryItem{Cursor: uint64(100 + i), Kind: HistoryMessage, Data: []byte(msg)})
+		noise := make([]byte, 64)
+		for j := range noise {
+			noise[j] = byte(rng.IntN(256))
+		}
+		random = append(random, HistoryItem{Cursor: uint64(200 + i), Kind: HistoryRecord, Data: noise})
+	}
+	plainSize := func(items []HistoryItem) int {
+		n := 1
+		for _, it := range items {
+			n += len(it.Data) + 3
+		}
+		return n
+	}
+	if val := encodeHistoryChunk(alike); val[0] != historyPackedKind || len(val) > plainSize(alike)/2 {
+		t.Fatalf("alike entries: kind %c, %d bytes of %d plain; want packed to half or less", val[0], len(val), plainSize(alike))
+	}
+	if val := encodeHistoryChunk(random); val[0] != historyChunkKind {
+		t.Fatalf("random entries: kind %c, want plain", val[0])
+	}
+	if val := encodeHistoryChunk(alike[:2]); val[0] != historyChunkKind {
+		t.Fatalf("a small chunk: kind %c, want plain", val[0])
+	}
+	s, dir := openTemp(t)
+	update(t, s, func(txn *Txn) error {
+		if err := txn.PutHistory(alike, time.Hour); err != nil {
+			return err
+		}
+		return txn.PutHistory(random, time.Hour)
+	})
+	check := func(s *Store) {
+		t.Helper()
+		var got []HistoryItem
+		if err := s.View(func(txn *Txn) error {
+			return txn.HistoryAfter(HistoryCursor(120), func(c string, kind byte, data []byte) bool {
+				n, _ := ParseHistoryCursor(c)
+				got = append(got, HistoryItem{Cursor: n, Kind: kind, Data: bytes.Clone(data)})
+				return true
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := append(slices.Clone(alike[21:]), random...)
+		if !slices.EqualFunc(got, want, func(a, b HistoryItem) bool {
+			return a.Cursor == b.Cursor && a.Kind == b.Kind && bytes.Equal(a.Data, b.Data)
+		}) {
+			t.Fatalf("read back %d entries after 120, want %d equal to those kept", len(got), len(want))
+		}
+	}
+	check(s)
+	s = reopen(t, s, dir, nil)
+	t.Cleanup(func() { _ = s.Close() })
+	check(s)
 }
