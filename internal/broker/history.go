@@ -135,7 +135,7 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 			}
 			chunk := queue[:n]
 			queue = queue[n:]
-			b.writeHistory(h, chunk, size)
+			b.writeHistory(h, chunk)
 		}
 		if h.trimDue() {
 			b.trimHistory(h)
@@ -146,23 +146,25 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 	}
 }
 
-// writeHistory keeps chunk as one store entry (store/history_chunk.go).
-func (b *Broker) writeHistory(h *historyKeeper, chunk []store.HistoryItem, size int) {
+// writeHistory keeps chunk as one store entry (store/history_chunk.go),
+// encoded here rather than in the committer's transaction.
+func (b *Broker) writeHistory(h *historyKeeper, chunk []store.HistoryItem) {
 	done := make(chan struct{})
+	enc := store.NewHistoryChunk(chunk)
 	b.cmt.Submit(store.Op{
-		Apply: func(txn *store.Txn) error { return txn.PutHistory(chunk, h.age) },
+		Apply: func(txn *store.Txn) error { return txn.PutHistory(enc, h.age) },
 		After: func(err error) {
 			if err != nil {
 				b.log.Debug("history not kept", "entries", len(chunk), "err", err)
 			}
 			close(done)
 		},
-		Size:   size,
+		Size:   enc.Size(),
 		Linger: true,
 	})
 	<-done
 	h.mu.Lock()
-	h.written += int64(size)
+	h.written += int64(enc.Size())
 	h.mu.Unlock()
 }
 

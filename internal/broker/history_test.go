@@ -28,7 +28,7 @@ func (w *world) keepChunks(chunks ...[]store.HistoryItem) {
 	w.t.Helper()
 	if err := w.b.cmt.Wait(func(txn *store.Txn) error {
 		for _, c := range chunks {
-			if err := txn.PutHistory(c, time.Hour); err != nil {
+			if err := txn.PutHistory(store.NewHistoryChunk(c), time.Hour); err != nil {
 				return err
 			}
 		}

@@ -57,8 +57,8 @@ type HistoryItem struct {
 // errHistoryChunk: a chunk's framing is unreadable.
 var errHistoryChunk = errors.New("history chunk unreadable")
 
-// EncodedHistorySize is about the bytes items take in a chunk.
-func EncodedHistorySize(items []HistoryItem) int {
+// plainHistorySize is at most the bytes items take in a plain chunk.
+func plainHistorySize(items []HistoryItem) int {
 	n := 1
 	for _, it := range items {
 		n += 2*binary.MaxVarintLen64 + 1 + len(it.Data)
@@ -67,7 +67,7 @@ func EncodedHistorySize(items []HistoryItem) int {
 }
 
 func encodeHistoryChunk(items []HistoryItem) []byte {
-	val := make([]byte, 0, EncodedHistorySize(items))
+	val := make([]byte, 0, plainHistorySize(items))
 	val = append(val, historyChunkKind)
 	var prev uint64
 	for _, it := range items {
@@ -130,14 +130,25 @@ func decodeHistoryChunk(key uint64, val []byte, fn func(it HistoryItem) bool) (b
 
 func historyKey(cursor uint64) []byte { return []byte(historyPrefix + HistoryCursor(cursor)) }
 
-// PutHistory keeps items (cursors increasing, all after every entry kept
-// before) as one chunk for ttl.
-func (t *Txn) PutHistory(items []HistoryItem, ttl time.Duration) error {
-	if len(items) == 0 {
-		return nil
-	}
-	e := badger.NewEntry(historyKey(items[len(items)-1].Cursor), encodeHistoryChunk(items)).WithTTL(ttl)
-	return t.t.SetEntry(e)
+// HistoryChunk is entries encoded for PutHistory: built before the
+// transaction, so that a commit only stores it.
+type HistoryChunk struct {
+	last uint64
+	val  []byte
+}
+
+// NewHistoryChunk encodes items (cursors increasing, all after every
+// entry kept before; at least one).
+func NewHistoryChunk(items []HistoryItem) HistoryChunk {
+	return HistoryChunk{last: items[len(items)-1].Cursor, val: encodeHistoryChunk(items)}
+}
+
+// Size is the bytes the chunk stores.
+func (c HistoryChunk) Size() int { return len(c.val) }
+
+// PutHistory keeps a chunk for ttl.
+func (t *Txn) PutHistory(c HistoryChunk, ttl time.Duration) error {
+	return t.t.SetEntry(badger.NewEntry(historyKey(c.last), c.val).WithTTL(ttl))
 }
 
 // DeleteHistory removes the chunk under cursor (as HistorySizes names it).

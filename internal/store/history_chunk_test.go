@@ -86,16 +86,13 @@ func TestHistoryChunksRoundTrip(t *testing.T) {
 	t.Parallel()
 	s, dir := openTemp(t)
 	update(t, s, func(txn *Txn) error {
-		if err := txn.PutHistory(historyChunkAt(10, 11, 12), time.Hour); err != nil {
+		if err := txn.PutHistory(NewHistoryChunk(historyChunkAt(10, 11, 12)), time.Hour); err != nil {
 			return err
 		}
 		if err := putSingleHistory(txn, 20, HistoryRecord, []byte("r20")); err != nil {
 			return err
 		}
-		if err := txn.PutHistory(historyChunkAt(30, 35), time.Hour); err != nil {
-			return err
-		}
-		if err := txn.PutHistory(nil, time.Hour); err != nil { // nothing to keep: no key
+		if err := txn.PutHistory(NewHistoryChunk(historyChunkAt(30, 35)), time.Hour); err != nil {
 			return err
 		}
 		return putSingleHistory(txn, 40, HistoryRecord, []byte("r40"))
@@ -156,7 +153,7 @@ func TestFilterHistoryRewritesChunks(t *testing.T) {
 	s, _ := openTemp(t)
 	update(t, s, func(txn *Txn) error {
 		for _, chunk := range [][]uint64{{1, 2, 3}, {4, 6}, {7, 9}} {
-			if err := txn.PutHistory(historyChunkAt(chunk...), time.Hour); err != nil {
+			if err := txn.PutHistory(NewHistoryChunk(historyChunkAt(chunk...)), time.Hour); err != nil {
 				return err
 			}
 		}
@@ -245,13 +242,13 @@ func TestUnreadableHistoryChunk(t *testing.T) {
 			t.Parallel()
 			s, _ := openTemp(t)
 			update(t, s, func(txn *Txn) error {
-				if err := txn.PutHistory(historyChunkAt(1), time.Hour); err != nil {
+				if err := txn.PutHistory(NewHistoryChunk(historyChunkAt(1)), time.Hour); err != nil {
 					return err
 				}
 				if err := txn.SetTTL(historyPrefix+HistoryCursor(7), val, time.Hour); err != nil {
 					return err
 				}
-				return txn.PutHistory(historyChunkAt(9), time.Hour)
+				return txn.PutHistory(NewHistoryChunk(historyChunkAt(9)), time.Hour)
 			})
 			got := readHistory(t, s, "", 100)
 			if got[0] != "1:mm1" || got[len(got)-1] != "9:mm9" {
@@ -316,10 +313,10 @@ func TestHistoryChunkPacking(t *testing.T) {
 	}
 	s, dir := openTemp(t)
 	update(t, s, func(txn *Txn) error {
-		if err := txn.PutHistory(alike, time.Hour); err != nil {
+		if err := txn.PutHistory(NewHistoryChunk(alike), time.Hour); err != nil {
 			return err
 		}
-		return txn.PutHistory(random, time.Hour)
+		return txn.PutHistory(NewHistoryChunk(random), time.Hour)
 	})
 	check := func(s *Store) {
 		t.Helper()

@@ -22,7 +22,7 @@ func TestHistoryEntries(t *testing.T) {
 				return err
 			}
 		}
-		if err := txn.PutHistory([]HistoryItem{{Cursor: 10, Kind: HistoryMessage, Data: []byte(`{"id":"h10"}`)}}, time.Hour); err != nil {
+		if err := txn.PutHistory(NewHistoryChunk([]HistoryItem{{Cursor: 10, Kind: HistoryMessage, Data: []byte(`{"id":"h10"}`)}}), time.Hour); err != nil {
 			return err
 		}
 		return txn.Set(historyPrefix+HistoryCursor(5), nil) // an empty value: skipped
