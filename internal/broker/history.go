@@ -117,6 +117,7 @@ func (h *historyKeeper) stage(kind byte, data []byte) {
 // historyWriter commits staged entries until the broker stops (writing
 // what is staged then), and trims the history to its size cap.
 func (b *Broker) historyWriter(h *historyKeeper) {
+	var enc store.HistoryEncoder
 	for stopping := false; ; {
 		select {
 		case <-h.kick:
@@ -135,7 +136,7 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 			}
 			chunk := queue[:n]
 			queue = queue[n:]
-			b.writeHistory(h, chunk)
+			b.writeHistory(h, &enc, chunk)
 		}
 		if h.trimDue() {
 			b.trimHistory(h)
@@ -148,9 +149,9 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 
 // writeHistory keeps chunk as one store entry (store/history_chunk.go),
 // encoded here rather than in the committer's transaction.
-func (b *Broker) writeHistory(h *historyKeeper, chunk []store.HistoryItem) {
+func (b *Broker) writeHistory(h *historyKeeper, encoder *store.HistoryEncoder, chunk []store.HistoryItem) {
 	done := make(chan struct{})
-	enc := store.NewHistoryChunk(chunk)
+	enc := encoder.Chunk(chunk)
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error { return txn.PutHistory(enc, h.age) },
 		After: func(err error) {

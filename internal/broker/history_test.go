@@ -3,9 +3,9 @@ package broker
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -140,10 +140,15 @@ func TestTrimHistoryDropsOldestChunks(t *testing.T) {
 	w := &world{testHome: h, b: h.start()}
 	const chunks, per = 8, 4
 	var all []string
+	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range chunks {
 		var c []store.HistoryItem
 		for j := range per {
-			text := fmt.Sprintf("m%d.%d %s", i, j, strings.Repeat("x", 300))
+			noise := make([]byte, 300) // random letters: chunks are packed, the cap is on disk
+			for k := range noise {
+				noise[k] = byte('a' + rng.IntN(26))
+			}
+			text := fmt.Sprintf("m%d.%d %s", i, j, noise)
 			c = append(c, keptMessage(t, uint64(1+i*per+j), "a", "b", text))
 			all = append(all, text)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,8 +68,19 @@ func plainHistorySize(items []HistoryItem) int {
 }
 
 func encodeHistoryChunk(items []HistoryItem) []byte {
-	val := make([]byte, 0, plainHistorySize(items))
-	val = append(val, historyChunkKind)
+	var e HistoryEncoder
+	return e.encode(items)
+}
+
+// HistoryEncoder encodes chunks, reusing its buffers: one goroutine's.
+type HistoryEncoder struct{ plain, packed []byte }
+
+// encode returns items' chunk value, a new slice.
+func (e *HistoryEncoder) encode(items []HistoryItem) []byte {
+	if need := plainHistorySize(items); cap(e.plain) < need {
+		e.plain = make([]byte, 0, need)
+	}
+	val := append(e.plain[:0], historyChunkKind)
 	var prev uint64
 	for _, it := range items {
 		val = binary.AppendUvarint(val, it.Cursor-prev)
@@ -77,16 +89,20 @@ func encodeHistoryChunk(items []HistoryItem) []byte {
 		val = append(val, it.Data...)
 		prev = it.Cursor
 	}
+	e.plain = val
 	if len(val) < historyPackFrom {
-		return val
+		return bytes.Clone(val)
 	}
-	packed := make([]byte, 1+s2.MaxEncodedLen(len(val)-1))
+	if need := 1 + s2.MaxEncodedLen(len(val)-1); cap(e.packed) < need {
+		e.packed = make([]byte, need)
+	}
+	packed := e.packed[:cap(e.packed)]
 	packed[0] = historyPackedKind
 	n := len(s2.Encode(packed[1:], val[1:]))
 	if n > (len(val)-1)*7/8 {
-		return val
+		return bytes.Clone(val)
 	}
-	return packed[:1+n]
+	return bytes.Clone(packed[:1+n])
 }
 
 // decodeHistoryChunk calls fn with each entry of the value stored under
@@ -140,7 +156,13 @@ type HistoryChunk struct {
 // NewHistoryChunk encodes items (cursors increasing, all after every
 // entry kept before; at least one).
 func NewHistoryChunk(items []HistoryItem) HistoryChunk {
-	return HistoryChunk{last: items[len(items)-1].Cursor, val: encodeHistoryChunk(items)}
+	var e HistoryEncoder
+	return e.Chunk(items)
+}
+
+// Chunk encodes items as NewHistoryChunk does.
+func (e *HistoryEncoder) Chunk(items []HistoryItem) HistoryChunk {
+	return HistoryChunk{last: items[len(items)-1].Cursor, val: e.encode(items)}
 }
 
 // Size is the bytes the chunk stores.
