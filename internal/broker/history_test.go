@@ -166,3 +166,30 @@ func TestTrimHistoryDropsOldestChunks(t *testing.T) {
 		t.Fatalf("%d chunks hold %d entries of %d each", n, len(got), per)
 	}
 }
+
+// TestAckedMessagesAreKeptInOrder: acknowledged messages reach the
+// history through its writer (staged by the acks, written in chunks), in
+// the order they were acknowledged, each once.
+func TestAckedMessagesAreKeptInOrder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a, b := w.attach("a"), w.attach("b")
+	var want []string
+	for i := range 5 {
+		text := fmt.Sprintf("kept %d", i)
+		w.send(a, b.ID(), text)
+		m := recv(t, b)
+		if err := b.Ack(t.Context(), m.ID); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, text)
+	}
+	var got []string
+	eventually(t, "acked messages in the history", func() bool {
+		got, _ = w.keptTexts()
+		return len(got) >= len(want)
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+}
