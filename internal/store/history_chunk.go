@@ -180,8 +180,9 @@ func (t *Txn) DeleteHistory(cursor string) error {
 
 // historyChunks calls fn with each chunk's key cursor and value from the
 // first chunk that may hold an entry after cursor after ("" for all),
-// oldest first, until fn returns false.
-func (t *Txn) historyChunks(after string, fn func(key uint64, item *badger.Item, val []byte) (bool, error)) error {
+// oldest first, until fn returns false. A key that is no cursor (none is
+// written) is skipped.
+func (t *Txn) historyChunks(after string, fn func(key uint64, val []byte) (bool, error)) error {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = []byte(historyPrefix)
 	it := t.t.NewIterator(opts)
@@ -194,13 +195,14 @@ func (t *Txn) historyChunks(after string, fn func(key uint64, item *badger.Item,
 		item := it.Item()
 		key, err := ParseHistoryCursor(strings.TrimPrefix(string(item.Key()), historyPrefix))
 		if err != nil {
-			return err
+			t.logger().Warn("history key skipped", "err", err)
+			continue
 		}
 		val, err := item.ValueCopy(nil)
 		if err != nil {
 			return err
 		}
-		if more, err := fn(key, item, val); err != nil || !more {
+		if more, err := fn(key, val); err != nil || !more {
 			return err
 		}
 	}
@@ -215,7 +217,7 @@ func (t *Txn) HistoryAfter(after string, fn func(cursor string, kind byte, data 
 	if err != nil {
 		return err
 	}
-	return t.historyChunks(after, func(key uint64, _ *badger.Item, val []byte) (bool, error) {
+	return t.historyChunks(after, func(key uint64, val []byte) (bool, error) {
 		more, err := decodeHistoryChunk(key, val, func(it HistoryItem) bool {
 			return it.Cursor <= from || fn(HistoryCursor(it.Cursor), it.Kind, it.Data)
 		})
@@ -231,7 +233,7 @@ func (t *Txn) HistoryAfter(after string, fn func(cursor string, kind byte, data 
 // holding an entry for which match is true, or unreadable, oldest first,
 // until fn returns false.
 func (t *Txn) HistoryChunkKeys(match func(cursor string, kind byte, data []byte) bool, fn func(key string, size int) bool) error {
-	return t.historyChunks("", func(key uint64, _ *badger.Item, val []byte) (bool, error) {
+	return t.historyChunks("", func(key uint64, val []byte) (bool, error) {
 		found := false
 		_, err := decodeHistoryChunk(key, val, func(it HistoryItem) bool {
 			found = match(HistoryCursor(it.Cursor), it.Kind, it.Data)

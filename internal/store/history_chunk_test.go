@@ -277,6 +277,16 @@ func TestUnreadableHistoryChunk(t *testing.T) {
 	if _, err := decodeHistoryChunk(1, []byte{historyChunkKind, 0x01}, func(HistoryItem) bool { return true }); !errors.Is(err, errHistoryChunk) {
 		t.Fatalf("decode of a cut chunk: %v, want errHistoryChunk", err)
 	}
+	s, _ := openTemp(t)
+	update(t, s, func(txn *Txn) error {
+		if err := txn.SetTTL(historyPrefix+"0000-no-cursor", []byte("m{}"), time.Hour); err != nil {
+			return err
+		}
+		return txn.PutHistory(NewHistoryChunk(historyChunkAt(9)), time.Hour)
+	})
+	if got := readHistory(t, s, "", 100); !slices.Equal(got, []string{"9:mm9"}) {
+		t.Fatalf("history beside a key that is no cursor: %v", got)
+	}
 }
 
 // TestHistoryChunkPacking: a chunk whose entries share most of their bytes
