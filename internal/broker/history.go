@@ -20,8 +20,11 @@ import (
 // then fails is kept anyway: the message is delivered again and kept
 // twice, and readers key messages by id.
 
-// historyChunk bounds the bytes of one history write (one transaction).
-const historyChunk = 1 << 20
+// historyChunk bounds the bytes of one history write (one transaction,
+// one store entry): half Badger's value threshold (1 MiB), so that even an
+// unpacked chunk with its framing stays in the tree rather than the value
+// log.
+const historyChunk = 512 << 10
 
 // historyTrimEvery: a size trim runs once this share of the cap was written.
 const historyTrimShare = 16
