@@ -20,17 +20,14 @@ import (
 // then fails is kept anyway: the message is delivered again and kept
 // twice, and readers key messages by id.
 
-// historyChunk bounds the bytes of one history write (one transaction).
-const historyChunk = 1 << 20
+// historyChunk bounds the bytes of one history write (one transaction,
+// one store entry): half Badger's value threshold (1 MiB), so that even an
+// unpacked chunk with its framing stays in the tree rather than the value
+// log.
+const historyChunk = 512 << 10
 
 // historyTrimEvery: a size trim runs once this share of the cap was written.
 const historyTrimShare = 16
-
-type stagedEntry struct {
-	cursor uint64
-	kind   byte
-	data   []byte
-}
 
 // historyKeeper holds the retention settings and the entries waiting for
 // the history writer. Its zero value is ready; init runs once.
@@ -42,7 +39,7 @@ type historyKeeper struct {
 
 	mu      sync.Mutex
 	last    uint64 // the newest cursor handed out
-	queue   []stagedEntry
+	queue   []store.HistoryItem
 	written int64 // bytes kept since the last trim
 }
 
@@ -112,7 +109,7 @@ func (b *Broker) stageRecordHistory(rec store.TopicRecord) {
 
 func (h *historyKeeper) stage(kind byte, data []byte) {
 	h.mu.Lock()
-	h.queue = append(h.queue, stagedEntry{cursor: h.nextLocked(), kind: kind, data: data})
+	h.queue = append(h.queue, store.HistoryItem{Cursor: h.nextLocked(), Kind: kind, Data: data})
 	h.mu.Unlock()
 	select {
 	case h.kick <- struct{}{}:
@@ -123,6 +120,7 @@ func (h *historyKeeper) stage(kind byte, data []byte) {
 // historyWriter commits staged entries until the broker stops (writing
 // what is staged then), and trims the history to its size cap.
 func (b *Broker) historyWriter(h *historyKeeper) {
+	var enc store.HistoryEncoder
 	for stopping := false; ; {
 		select {
 		case <-h.kick:
@@ -135,13 +133,13 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 		h.mu.Unlock()
 		for len(queue) > 0 {
 			n, size := 0, 0
-			for n < len(queue) && (n == 0 || size+len(queue[n].data) <= historyChunk) {
-				size += len(queue[n].data)
+			for n < len(queue) && (n == 0 || size+len(queue[n].Data) <= historyChunk) {
+				size += len(queue[n].Data)
 				n++
 			}
 			chunk := queue[:n]
 			queue = queue[n:]
-			b.writeHistory(h, chunk, size)
+			b.writeHistory(h, &enc, chunk)
 		}
 		if h.trimDue() {
 			b.trimHistory(h)
@@ -152,29 +150,25 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 	}
 }
 
-func (b *Broker) writeHistory(h *historyKeeper, chunk []stagedEntry, size int) {
+// writeHistory keeps chunk as one store entry (store/history_chunk.go),
+// encoded here rather than in the committer's transaction.
+func (b *Broker) writeHistory(h *historyKeeper, encoder *store.HistoryEncoder, chunk []store.HistoryItem) {
 	done := make(chan struct{})
+	enc := encoder.Chunk(chunk)
 	b.cmt.Submit(store.Op{
-		Apply: func(txn *store.Txn) error {
-			for _, e := range chunk {
-				if err := txn.PutHistory(e.cursor, e.kind, e.data, h.age); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		Apply: func(txn *store.Txn) error { return txn.PutHistory(enc, h.age) },
 		After: func(err error) {
 			if err != nil {
 				b.log.Debug("history not kept", "entries", len(chunk), "err", err)
 			}
 			close(done)
 		},
-		Size:   size,
+		Size:   enc.Size(),
 		Linger: true,
 	})
 	<-done
 	h.mu.Lock()
-	h.written += int64(size)
+	h.written += int64(enc.Size())
 	h.mu.Unlock()
 }
 
@@ -184,7 +178,7 @@ func (h *historyKeeper) trimDue() bool {
 	return h.maxBytes > 0 && h.written >= h.maxBytes/historyTrimShare
 }
 
-// trimHistory deletes the oldest entries while the history is over its
+// trimHistory deletes the oldest chunks while the history is over its
 // cap, down to 90% of it.
 func (b *Broker) trimHistory(h *historyKeeper) {
 	h.mu.Lock()
@@ -216,7 +210,7 @@ func (b *Broker) trimHistory(h *historyKeeper) {
 	b.log.Info("history trimmed to its size cap", "removed", len(drop), "max_bytes", h.maxBytes)
 }
 
-// deleteHistory removes entries, in chunks.
+// deleteHistory removes chunks by their keys, a share per transaction.
 func (b *Broker) deleteHistory(cursors []string) error {
 	for len(cursors) > 0 {
 		n := min(len(cursors), dropInboxChunk)
@@ -305,37 +299,58 @@ func (b *Broker) forgetHistory(sid string) error {
 }
 
 // purgeHistory removes the entries involving sid ("" for every session)
-// kept before before (zero for all), and moves the epoch on so that every
-// index of the history is rebuilt.
+// kept before before (zero for all), rewriting the chunks that hold any,
+// and moves the epoch on so that every index of the history is rebuilt.
 func (b *Broker) purgeHistory(sid string, before time.Time) (int, error) {
 	b.history()
-	var drop []string
+	drop := func(c string, kind byte, data []byte) bool {
+		e, ok := historyEntry(c, kind, data)
+		if !before.IsZero() && !e.At.Before(before) {
+			return false
+		}
+		return !ok || sid == "" || involves(e, sid)
+	}
+	var parts [][]string // chunks to rewrite, up to historyChunk bytes a transaction
+	size := historyChunk
 	err := b.st.View(func(txn *store.Txn) error {
-		return txn.HistoryAfter("", func(c string, kind byte, data []byte) bool {
-			e, ok := historyEntry(c, kind, data)
-			if !before.IsZero() && !e.At.Before(before) {
-				return false
+		return txn.HistoryChunkKeys(drop, func(key string, n int) bool {
+			if size+n > historyChunk {
+				parts, size = append(parts, nil), 0
 			}
-			if !ok || sid == "" || involves(e, sid) {
-				drop = append(drop, c)
-			}
+			parts[len(parts)-1] = append(parts[len(parts)-1], key)
+			size += n
 			return true
 		})
 	})
 	if err != nil {
 		return 0, err
 	}
-	if err := b.deleteHistory(drop); err != nil {
-		return 0, err
+	removed := 0
+	for _, part := range parts {
+		n := 0
+		if err := b.cmt.Wait(func(txn *store.Txn) error {
+			n = 0 // applied again after a conflict
+			for _, key := range part {
+				k, err := txn.FilterHistory(key, drop)
+				if err != nil {
+					return err
+				}
+				n += k
+			}
+			return nil
+		}); err != nil {
+			return removed, err
+		}
+		removed += n
 	}
-	if len(drop) > 0 {
+	if removed > 0 {
 		epoch := strconv.FormatInt(time.Now().UnixNano(), 10)
 		if err := b.cmt.Wait(func(txn *store.Txn) error { return txn.SetHistoryEpoch(epoch) }); err != nil {
-			return 0, err
+			return removed, err
 		}
-		b.log.Info("history purged", "removed", len(drop), "session", sid)
+		b.log.Info("history purged", "removed", removed, "session", sid)
 	}
-	return len(drop), nil
+	return removed, nil
 }
 
 // involves reports whether session sid sent or received entry e.

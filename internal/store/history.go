@@ -3,10 +3,7 @@ package store
 import (
 	"fmt"
 	"strconv"
-	"strings"
-	"time"
 
-	badger "github.com/dgraph-io/badger/v4"
 	json "github.com/goccy/go-json"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -15,7 +12,7 @@ import (
 // History: what the broker keeps of delivered messages and published topic
 // records, for intercom history, search and web.
 //
-//	hist/<cursor>       a kept entry (TTL): one kind byte, then its JSON
+//	hist/<cursor>       a chunk of kept entries (TTL), history_chunk.go
 //	meta/histepoch      the history's epoch (decimal): changed by a purge
 //
 // <cursor> is a zero-padded 20-digit number, strictly increasing in the
@@ -46,73 +43,6 @@ func ParseHistoryCursor(c string) (uint64, error) {
 		return 0, fmt.Errorf("history cursor %q: %w", c, err)
 	}
 	return n, nil
-}
-
-// PutHistory keeps entry data of kind under cursor n for ttl.
-func (t *Txn) PutHistory(n uint64, kind byte, data []byte, ttl time.Duration) error {
-	val := make([]byte, 0, len(data)+1)
-	val = append(append(val, kind), data...)
-	return t.t.SetEntry(badger.NewEntry([]byte(historyPrefix+HistoryCursor(n)), val).WithTTL(ttl))
-}
-
-// DeleteHistory removes the entry under cursor.
-func (t *Txn) DeleteHistory(cursor string) error {
-	return t.t.Delete([]byte(historyPrefix + cursor))
-}
-
-// HistoryAfter calls fn with each kept entry after cursor after ("" for
-// all), oldest first, until fn returns false.
-func (t *Txn) HistoryAfter(after string, fn func(cursor string, kind byte, data []byte) bool) error {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = []byte(historyPrefix)
-	it := t.t.NewIterator(opts)
-	defer it.Close()
-	start := historyPrefix
-	if after != "" {
-		start = historyPrefix + after + "\x00"
-	}
-	for it.Seek([]byte(start)); it.ValidForPrefix(opts.Prefix); it.Next() {
-		val, err := it.Item().ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		if len(val) == 0 {
-			continue
-		}
-		cursor := strings.TrimPrefix(string(it.Item().Key()), historyPrefix)
-		if !fn(cursor, val[0], val[1:]) {
-			return nil
-		}
-	}
-	return nil
-}
-
-// HistorySizes calls fn with each kept entry's cursor and its size on disk
-// (estimated), oldest first, without reading values, until fn returns
-// false.
-func (t *Txn) HistorySizes(fn func(cursor string, size int64) bool) {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix, opts.PrefetchValues = []byte(historyPrefix), false
-	it := t.t.NewIterator(opts)
-	defer it.Close()
-	for it.Seek(opts.Prefix); it.ValidForPrefix(opts.Prefix); it.Next() {
-		if !fn(strings.TrimPrefix(string(it.Item().Key()), historyPrefix), it.Item().EstimatedSize()) {
-			return
-		}
-	}
-}
-
-// LastHistoryCursor returns the newest cursor kept, 0 for none.
-func (t *Txn) LastHistoryCursor() (uint64, error) {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix, opts.PrefetchValues, opts.Reverse = []byte(historyPrefix), false, true
-	it := t.t.NewIterator(opts)
-	defer it.Close()
-	it.Seek([]byte(historyPrefix + "\xff"))
-	if !it.ValidForPrefix(opts.Prefix) {
-		return 0, nil
-	}
-	return ParseHistoryCursor(strings.TrimPrefix(string(it.Item().Key()), historyPrefix))
 }
 
 // HistoryEpoch returns the history's epoch ("0" before any purge).

@@ -11,40 +11,30 @@ import (
 // TestHistoryEntries: kept entries read back oldest first, after a
 // cursor or from the start, with their kind; a scan stops when told;
 // sizes and the last cursor follow deletions; the epoch is "0" until set.
+// Entries 1 and 2 are single entries as a store before chunks holds them,
+// entry 10 a chunk of one.
 func TestHistoryEntries(t *testing.T) {
 	t.Parallel()
 	s, _ := openTemp(t)
 	update(t, s, func(txn *Txn) error {
-		for n, kind := range map[uint64]byte{1: HistoryMessage, 2: HistoryRecord, 10: HistoryMessage} {
-			if err := txn.PutHistory(n, kind, []byte(`{"id":"h`+strconv.FormatUint(n, 10)+`"}`), time.Hour); err != nil {
+		for n, kind := range map[uint64]byte{1: HistoryMessage, 2: HistoryRecord} {
+			if err := putSingleHistory(txn, n, kind, []byte(`{"id":"h`+strconv.FormatUint(n, 10)+`"}`)); err != nil {
 				return err
 			}
 		}
+		if err := txn.PutHistory(NewHistoryChunk([]HistoryItem{{Cursor: 10, Kind: HistoryMessage, Data: []byte(`{"id":"h10"}`)}}), time.Hour); err != nil {
+			return err
+		}
 		return txn.Set(historyPrefix+HistoryCursor(5), nil) // an empty value: skipped
 	})
-	read := func(after string, limit int) string {
-		var out []string
-		if err := s.View(func(txn *Txn) error {
-			return txn.HistoryAfter(after, func(c string, kind byte, data []byte) bool {
-				n, err := ParseHistoryCursor(c)
-				if err != nil {
-					t.Errorf("cursor %q: %v", c, err)
-				}
-				out = append(out, strconv.FormatUint(n, 10)+string(kind)+string(data))
-				return len(out) < limit
-			})
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(out, " ")
-	}
-	if got, want := read("", 10), `1m{"id":"h1"} 2r{"id":"h2"} 10m{"id":"h10"}`; got != want {
+	read := func(after string, limit int) string { return strings.Join(readHistory(t, s, after, limit), " ") }
+	if got, want := read("", 10), `1:m{"id":"h1"} 2:r{"id":"h2"} 10:m{"id":"h10"}`; got != want {
 		t.Fatalf("all history %s, want %s", got, want)
 	}
-	if got, want := read(HistoryCursor(2), 10), `10m{"id":"h10"}`; got != want {
+	if got, want := read(HistoryCursor(2), 10), `10:m{"id":"h10"}`; got != want {
 		t.Fatalf("history after 2: %s, want %s", got, want)
 	}
-	if got, want := read("", 1), `1m{"id":"h1"}`; got != want {
+	if got, want := read("", 1), `1:m{"id":"h1"}`; got != want {
 		t.Fatalf("history stopped after one: %s, want %s", got, want)
 	}
 	sizes := func(limit int) (cursors []string) {

@@ -21,7 +21,9 @@ package store
 //	rhost/<host>                       a bridged host once seen (empty)
 //	trace/<message id>                 an acked message's timeline (TTL)
 //	tev/<message id>/<nanos>-<p|f>     a push or fetch of a message (TTL, empty)
-//	hist/<cursor>                      a kept message or topic record (TTL; kind byte + value)
+//	hist/<cursor>                      a chunk of kept messages and topic records, under its
+//	                                   last one's cursor (TTL; kind byte + framing, s2-packed
+//	                                   or not; before chunks: one, kind byte + value)
 //	meta/histepoch                     the history's epoch (search indexes rebuild on change)
 //	resv/<project>\x00<resource>       a reservation (lease) of a path
 //	resvh/<project>\x00<resource>/...  a grant or release of a reservation (history)
@@ -37,7 +39,7 @@ package store
 // Each family belongs to one file, which alone builds and reads its keys
 // and values: sess/ sessions.go; mlog/, mack/ msglog.go (slots: messages.go); ackd/,
 // dedupe/, pdedupe/ dedupe.go; trec/, tsub/ topics.go; rhost/ hosts.go;
-// trace/, tev/ traces.go; hist/, meta/histepoch history.go; resv/, resvh/,
+// trace/, tev/ traces.go; hist/, meta/histepoch history.go and history_chunk.go; resv/, resvh/,
 // meta/resvtoken reservations.go; meta/format, meta/seq format.go and seq.go.
 
 // formatKey holds the store's format version as a decimal string. Stores
