@@ -257,6 +257,7 @@ func historyRounds(cfg config) int {
 // homes, and reports medians and the spread of the paired ratios.
 func benchHistoryCost(ctx context.Context, h *procOwner, cfg config, r *Results) error {
 	n := historyRounds(cfg)
+	cfg.Prose = true // the history's chunks are compressed: measure it on words
 	var rateOn, rateOff, cpuOn, cpuOff, cpuRatio, rateRatio []float64
 	for i := range n {
 		var rate, cpu [2]float64

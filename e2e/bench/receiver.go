@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,35 @@ func text(i, n int) string {
 		s += strings.Repeat("x", n-len(s))
 	}
 	return s
+}
+
+// proseWords is proseText's vocabulary: 4,096 made-up words of 3 to 10
+// letters, the same in every run.
+var proseWords = func() []string {
+	rng := rand.New(rand.NewPCG(7, 11))
+	words := make([]string, 4096)
+	for i := range words {
+		w := make([]byte, 3+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		words[i] = string(w)
+	}
+	return words
+}()
+
+// proseText is text with words for padding: message i's words are drawn
+// from proseWords, as varied as people's and agents' messages are (about
+// 2–3 times compressible, where padding is 10 times).
+func proseText(i, n int) string {
+	rng := rand.New(rand.NewPCG(uint64(i), 3))
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("m%08d ", i))
+	for b.Len() < n {
+		b.WriteString(proseWords[rng.IntN(len(proseWords))])
+		b.WriteByte(' ')
+	}
+	return b.String()[:max(n, 10)]
 }
 
 func parseIdx(t string) (int, bool) {

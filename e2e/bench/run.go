@@ -22,7 +22,11 @@ type config struct {
 	Out        string `json:"-"`
 	ProfileDir string `json:"-"`
 
-	TextBytes      int            `json:"text_bytes"`         // message text size
+	TextBytes int `json:"text_bytes"` // message text size
+	// Prose: message texts of words (proseText) instead of padding
+	// (history-cost: the history's chunks are compressed, and padding
+	// compresses ten times better than what people and agents write).
+	Prose          bool           `json:"prose,omitempty"`
 	FloorN         int            `json:"floor_n"`            // serial echo and request/reply round trips
 	FsyncN         int            `json:"fsync_n"`            // serial fsync'd Badger writes
 	LatencyN       int            `json:"latency_n"`          // serial sends A→B

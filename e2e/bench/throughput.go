@@ -100,9 +100,13 @@ func floodClients(ctx context.Context, h *procOwner, cfg config, name string, se
 	if err != nil {
 		return 0, 0, 0, err
 	}
+	mk := text
+	if cfg.Prose {
+		mk = proseText
+	}
 	start := time.Now()
 	err = pipelinedAsync(ctx, senders, per, depth, func(k, idx int) (*intercom.SendFuture, error) {
-		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: text(idx, cfg.TextBytes)})
+		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: mk(idx, cfg.TextBytes)})
 	}, sent.add)
 	if err != nil {
 		return 0, 0, 0, err
