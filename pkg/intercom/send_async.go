@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -26,7 +25,7 @@ import (
 type SendFuture struct {
 	c     *Client
 	req   wire.SendRequest
-	token string
+	token uint64
 	sent  time.Time
 	done  chan struct{}
 	rep   wire.SendReply
@@ -38,29 +37,35 @@ type SendFuture struct {
 type asyncSends struct {
 	mu      sync.Mutex
 	sub     *nats.Subscription
-	prefix  string // reply subjects are prefix + token
+	prefix  string // reply subjects are prefix + token (base 36)
 	next    uint64
-	waiting map[string]*SendFuture
+	waiting map[uint64]*SendFuture
 }
+
+// sendBufs are the buffers requests are encoded into: the connection
+// copies a request as it publishes it, so one buffer serves every send.
+var sendBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // SendAsync publishes a send and returns its future. A ClientMsgID is
 // generated when empty, so that Wait can send it again, stored once, when
 // no answer comes (the broker was restarting). The caller bounds how many
-// are in flight (Wait for the oldest before sending more).
+// are in flight (Wait for the oldest before sending more). A pipelined
+// sender that reads only the reply's ID and flags sets req.Lean.
 func (c *Client) SendAsync(req wire.SendRequest) (*SendFuture, error) {
 	if req.ClientMsgID == "" {
-		req.ClientMsgID = randomID()
-	}
-	data, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", wire.SubjSend, err)
+		req.ClientMsgID = c.ids.next()
 	}
 	f := &SendFuture{c: c, req: req, sent: time.Now(), done: make(chan struct{})}
 	reply, err := c.async.add(c.nc, f)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.nc.PublishRequest(wire.SubjSend, reply, data); err != nil {
+	buf := sendBufs.Get().(*[]byte)
+	data := wire.AppendSendRequest((*buf)[:0], &f.req)
+	err = c.nc.PublishRequest(wire.SubjSend, reply, data)
+	*buf = data[:0]
+	sendBufs.Put(buf)
+	if err != nil {
 		c.async.take(f.token)
 		return nil, fmt.Errorf("%s: %w", wire.SubjSend, err)
 	}
@@ -78,16 +83,17 @@ func (a *asyncSends) add(nc *nats.Conn, f *SendFuture) (string, error) {
 			return "", fmt.Errorf("subscribe send replies: %w", err)
 		}
 		_ = sub.SetPendingLimits(-1, -1)
-		a.sub, a.waiting = sub, map[string]*SendFuture{}
+		a.sub, a.waiting = sub, map[uint64]*SendFuture{}
 	}
 	a.next++
-	f.token = strconv.FormatUint(a.next, 36)
+	f.token = a.next
 	a.waiting[f.token] = f
-	return a.prefix + f.token, nil
+	var subj [96]byte
+	return string(strconv.AppendUint(append(subj[:0], a.prefix...), f.token, 36)), nil
 }
 
 // take removes and returns the future of token, nil when it was answered.
-func (a *asyncSends) take(token string) *SendFuture {
+func (a *asyncSends) take(token uint64) *SendFuture {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	f := a.waiting[token]
@@ -96,7 +102,11 @@ func (a *asyncSends) take(token string) *SendFuture {
 }
 
 func (a *asyncSends) onReply(m *nats.Msg) {
-	f := a.take(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+	token, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 36, 64)
+	if err != nil {
+		return
+	}
+	f := a.take(token)
 	if f == nil {
 		return
 	}
@@ -104,8 +114,7 @@ func (a *asyncSends) onReply(m *nats.Msg) {
 		f.finish(wire.SendReply{}, nats.ErrNoResponders)
 		return
 	}
-	var out wire.Reply[wire.SendReply]
-	switch err := json.Unmarshal(m.Data, &out); {
+	switch out, err := wire.DecodeSendReply(m.Data); {
 	case err != nil:
 		f.finish(wire.SendReply{}, fmt.Errorf("decode %s reply: %w", wire.SubjSend, err))
 	case out.Error != nil:

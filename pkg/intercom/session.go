@@ -10,7 +10,6 @@ import (
 	"os"
 	"sync"
 
-	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -207,8 +206,8 @@ func (c *Client) onReconnect() {
 }
 
 func (s *Session) onPush(m *nats.Msg) {
-	var msg wire.Message
-	if err := json.Unmarshal(m.Data, &msg); err != nil {
+	msg, err := wire.DecodeMessage(m.Data)
+	if err != nil {
 		s.c.log.Warn("undecodable push", "err", err)
 		return
 	}

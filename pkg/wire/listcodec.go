@@ -289,6 +289,10 @@ func readShared(v *fastjson.Value, dst *string, shared map[string]string) bool {
 	if !ok {
 		return false
 	}
+	if shared == nil {
+		*dst = string(b)
+		return true
+	}
 	if str, ok := shared[string(b)]; ok {
 		*dst = str
 		return true

@@ -246,6 +246,10 @@ type SendRequest struct {
 	// obligation lives.
 	WaitSubject string `json:"wait_subject,omitempty"`
 	TimeoutMs   int64  `json:"timeout_ms,omitempty"`
+	// Lean: the reply's To carries only the recipient's id and name
+	// (LeanRecipient), cheaper to write and to read for a pipelined
+	// sender. A broker that predates it sends the whole row.
+	Lean bool `json:"lean,omitempty"`
 }
 
 // SendReply reports acceptance.
