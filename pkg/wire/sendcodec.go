@@ -100,12 +100,92 @@ var sendParsers fastjson.ParserPool
 // or a whole row); anything else (an error reply, a key it does not know, a
 // value of another type) is left to encoding/json.
 func DecodeSendReply(data []byte) (Reply[SendReply], error) {
+	if r, ok := decodeSendLean(data); ok {
+		return r, nil
+	}
 	if r, ok := decodeSendFast(data); ok {
 		return r, nil
 	}
 	var r Reply[SendReply]
 	err := json.Unmarshal(data, &r)
 	return r, err
+}
+
+// decodeSendLean reads a reply whose recipient row holds at most its id and
+// name (a lean reply) in one pass (scanner); false for any other.
+func decodeSendLean(data []byte) (Reply[SendReply], bool) {
+	r := &SendReply{}
+	s := scanner{data: data}
+	if !s.next('{') {
+		return Reply[SendReply]{}, false
+	}
+	k, more := s.key(new(int))
+	if !more || string(k) != "result" || !scanLeanReply(&s, r) || !s.next('}') || !s.end() {
+		return Reply[SendReply]{}, false
+	}
+	return Reply[SendReply]{Result: r}, true
+}
+
+func scanLeanReply(s *scanner, r *SendReply) bool {
+	if !s.next('{') {
+		return false
+	}
+	for n := 0; ; {
+		k, more := s.key(&n)
+		if !more {
+			return !s.bad
+		}
+		var ok bool
+		switch string(k) {
+		case "id":
+			ok = s.str(&r.ID)
+		case "to":
+			ok = scanLeanRecipient(s, &r.To)
+		case "offline":
+			ok = s.boolean(&r.Offline)
+		case "duplicate":
+			ok = s.boolean(&r.Duplicate)
+		case "peer_busy":
+			ok = s.boolean(&r.PeerBusy)
+		case "queued":
+			ok = s.boolean(&r.Queued)
+		case "remote_stored":
+			ok = s.boolean(&r.RemoteStored)
+		case "held":
+			ok = s.boolean(&r.Held)
+		case "wake_held":
+			ok = s.str(&r.WakeHeld)
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// scanLeanRecipient reads a row of an id and a name; false for a whole one.
+func scanLeanRecipient(s *scanner, to *Session) bool {
+	if s.null() {
+		return true
+	}
+	if !s.next('{') {
+		return false
+	}
+	for n := 0; ; {
+		k, more := s.key(&n)
+		if !more {
+			return !s.bad
+		}
+		var ok bool
+		switch string(k) {
+		case "id":
+			ok = s.str(&to.ID)
+		case "name":
+			ok = s.str(&to.Name)
+		}
+		if !ok {
+			return false
+		}
+	}
 }
 
 func decodeSendFast(data []byte) (Reply[SendReply], bool) {

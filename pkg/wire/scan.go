@@ -1,0 +1,253 @@
+package wire
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// scanner reads the small flat JSON objects a client decodes per message (a
+// pushed Message, a lean send reply) in one pass over the bytes, with no
+// tree and one allocation per string. Anything outside what encoding/json
+// reads the same way (an escaped key, a UTF-16 surrogate escape, invalid
+// UTF-8, a number with a fraction, a value of an unexpected type) makes it
+// report false, and the caller leaves the input to encoding/json.
+type scanner struct {
+	data []byte
+	i    int
+	bad  bool // a key() loop met bad input
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and consumes c if it comes next.
+func (s *scanner) next(c byte) bool {
+	s.ws()
+	if s.i < len(s.data) && s.data[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.data)
+}
+
+// An object is read as
+//
+//	if !s.next('{') { ... }
+//	for n := 0; ; {
+//		k, more := s.key(&n)
+//		if !more { break }
+//		if !readValueOf(k) { ... }
+//	}
+//	if s.bad { ... }
+//
+// (a loop, not a callback: a closure would move the decoded value to the
+// heap).
+
+// key returns the next key of an object, s then at its value; false at the
+// object's end or at bad input (which sets bad). n counts the keys read.
+func (s *scanner) key(n *int) ([]byte, bool) {
+	if s.next('}') {
+		return nil, false
+	}
+	if *n > 0 && !s.next(',') {
+		s.bad = true
+		return nil, false
+	}
+	*n++
+	k, ok := s.rawKey()
+	if !ok || !s.next(':') {
+		s.bad = true
+		return nil, false
+	}
+	s.ws()
+	return k, true
+}
+
+// rawKey reads a key without escapes (its bytes in data).
+func (s *scanner) rawKey() ([]byte, bool) {
+	if !s.next('"') {
+		return nil, false
+	}
+	start := s.i
+	for s.i < len(s.data) {
+		switch c := s.data[s.i]; {
+		case c == '"':
+			k := s.data[start:s.i]
+			s.i++
+			return k, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// null consumes a null if one comes next.
+func (s *scanner) null() bool {
+	if len(s.data)-s.i >= 4 && string(s.data[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// str reads a string value into dst (null leaves dst as it is).
+func (s *scanner) str(dst *string) bool {
+	if s.null() {
+		return true
+	}
+	if s.i >= len(s.data) || s.data[s.i] != '"' {
+		return false
+	}
+	s.i++
+	start := s.i
+	end := bytes.IndexByte(s.data[start:], '"')
+	if end < 0 {
+		return false
+	}
+	raw := s.data[start : start+end]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return s.escaped(start, dst)
+	}
+	ascii := true
+	for _, c := range raw {
+		if c < 0x20 {
+			return false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(raw) {
+		return false // encoding/json replaces it with U+FFFD
+	}
+	s.i = start + end + 1
+	*dst = string(raw)
+	return true
+}
+
+// escaped finishes a string holding escapes, begun at start.
+func (s *scanner) escaped(start int, dst *string) bool {
+	out := append(make([]byte, 0, s.i-start+16), s.data[start:s.i]...)
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if !utf8.Valid(out) {
+				return false
+			}
+			*dst = string(out)
+			return true
+		case c < 0x20:
+			return false
+		case c != '\\':
+			out = append(out, c)
+			s.i++
+			continue
+		}
+		if s.i+1 >= len(s.data) {
+			return false
+		}
+		e := s.data[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if s.i+4 > len(s.data) {
+				return false
+			}
+			r, err := strconv.ParseUint(string(s.data[s.i:s.i+4]), 16, 32)
+			if err != nil || (r >= 0xd800 && r <= 0xdfff) { // a surrogate: encoding/json's rules
+				return false
+			}
+			out = utf8.AppendRune(out, rune(r))
+			s.i += 4
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// boolean reads true or false into dst (null leaves dst as it is).
+func (s *scanner) boolean(dst *bool) bool {
+	rest := s.data[s.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		*dst = true
+		s.i += 4
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		*dst = false
+		s.i += 5
+	default:
+		return s.null()
+	}
+	return true
+}
+
+// uint reads a plain unsigned integer into dst (null leaves dst as it is).
+func (s *scanner) uint(dst *uint64) bool {
+	if s.null() {
+		return true
+	}
+	start := s.i
+	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
+		s.i++
+	}
+	digits := s.data[start:s.i]
+	if len(digits) == 0 || (len(digits) > 1 && digits[0] == '0') || s.i < len(s.data) && (s.data[s.i] == '.' || s.data[s.i] == 'e' || s.data[s.i] == 'E') {
+		return false
+	}
+	n, err := strconv.ParseUint(string(digits), 10, 64)
+	*dst = n
+	return err == nil
+}
+
+// moment reads a time as time.Time's UnmarshalJSON does (null leaves dst
+// as it is); a time holding an escape is left to encoding/json.
+func (s *scanner) moment(dst *time.Time) bool {
+	if s.null() {
+		return true
+	}
+	if s.i >= len(s.data) || s.data[s.i] != '"' {
+		return false
+	}
+	start := s.i + 1
+	for s.i = start; s.i < len(s.data); s.i++ {
+		switch s.data[s.i] {
+		case '"':
+			s.i++
+			return dst.UnmarshalText(s.data[start:s.i-1]) == nil
+		case '\\':
+			return false
+		}
+	}
+	return false
+}
