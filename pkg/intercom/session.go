@@ -149,7 +149,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 	req := wire.RegisterRequest{
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
-		Holder: !s.opts.NoDeliver, HolderToken: s.token, Exact: s.opts.Exact && id == s.opts.RequestID,
+		Holder: !s.opts.NoDeliver, HolderToken: s.token, Batches: !s.opts.NoDeliver, Exact: s.opts.Exact && id == s.opts.RequestID,
 		Supervisor: cmp.Or(s.opts.Supervisor, os.Getenv("INTERCOM_SUPERVISOR")),
 	}
 	s.mu.Unlock()
@@ -206,22 +206,37 @@ func (c *Client) onReconnect() {
 }
 
 func (s *Session) onPush(m *nats.Msg) {
-	msg, err := wire.DecodeMessage(m.Data)
+	var one [1]wire.Message // a single push needs no slice of its own
+	msgs := one[:]
+	var err error
+	if wire.IsBatch(m.Data) { // several at once (RegisterRequest.Batches)
+		msgs, err = wire.DecodeBatch(m.Data)
+	} else {
+		one[0], err = wire.DecodeMessage(m.Data)
+	}
 	if err != nil {
 		s.c.log.Warn("undecodable push", "err", err)
 		return
 	}
+	handOn := msgs[:0] // in place: each is read before it is overwritten
+	reack := false
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return
 	}
-	handOn, reack := s.admitLocked(msg)
+	for _, msg := range msgs {
+		hand, again := s.admitLocked(msg)
+		reack = reack || again
+		if hand {
+			handOn = append(handOn, msg)
+		}
+	}
 	s.mu.Unlock()
 	if reack {
 		s.retryAcksLater(true)
 	}
-	if handOn {
+	for _, msg := range handOn {
 		s.msgs <- msg
 	}
 }

@@ -101,3 +101,44 @@ func peerField(s *scanner, k []byte, p *Peer) bool {
 	}
 	return false
 }
+
+// IsBatch reports whether a push holds several messages (a JSON array: a
+// holder that registered with Batches) rather than one.
+func IsBatch(data []byte) bool {
+	s := scanner{data: data}
+	return s.next('[')
+}
+
+// DecodeBatch decodes a batched push (a JSON array of Message) as
+// json.Unmarshal does, each message in one pass as DecodeMessage reads it.
+func DecodeBatch(data []byte) ([]Message, error) {
+	if msgs, ok := scanBatch(data); ok {
+		return msgs, nil
+	}
+	var std []Message
+	err := json.Unmarshal(data, &std)
+	return std, err
+}
+
+func scanBatch(data []byte) ([]Message, bool) {
+	s := scanner{data: data}
+	if !s.next('[') {
+		return nil, false
+	}
+	msgs := make([]Message, 0, 32)
+	if s.next(']') {
+		return msgs, s.end()
+	}
+	for {
+		msgs = append(msgs, Message{})
+		if !scanMessage(&s, &msgs[len(msgs)-1]) {
+			return nil, false
+		}
+		if s.next(']') {
+			return msgs, s.end()
+		}
+		if !s.next(',') {
+			return nil, false
+		}
+	}
+}

@@ -117,6 +117,9 @@ type RegisterRequest struct {
 	Ephemeral   bool   `json:"ephemeral,omitempty"`
 	Holder      bool   `json:"holder,omitempty"`       // push messages to Deliver(id, HolderToken)
 	HolderToken string `json:"holder_token,omitempty"` // the holder's delivery token (letters and digits)
+	// Batches: the holder takes several messages in one push, a JSON array
+	// of Message (DecodePushed); a broker that predates it pushes one each.
+	Batches bool `json:"batches,omitempty"`
 	// Supervisor is the session's supervisor (id or name; INTERCOM_SUPERVISOR
 	// of a run's child): its messages always wake the session.
 	Supervisor string `json:"supervisor,omitempty"`
