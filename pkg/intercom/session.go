@@ -206,38 +206,26 @@ func (c *Client) onReconnect() {
 }
 
 func (s *Session) onPush(m *nats.Msg) {
-	var one [1]wire.Message // a single push needs no slice of its own
-	msgs := one[:]
-	var err error
-	if wire.IsBatch(m.Data) { // several at once (RegisterRequest.Batches)
-		msgs, err = wire.DecodeBatch(m.Data)
-	} else {
-		one[0], err = wire.DecodeMessage(m.Data)
-	}
-	if err != nil {
+	if err := wire.DecodePushed(m.Data, s.admit); err != nil {
 		s.c.log.Warn("undecodable push", "err", err)
-		return
 	}
-	handOn := msgs[:0] // in place: each is read before it is overwritten
-	reack := false
+}
+
+// admit hands a pushed message on unless it was handed on before
+// (admitLocked).
+func (s *Session) admit(msg *wire.Message) {
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return
 	}
-	for _, msg := range msgs {
-		hand, again := s.admitLocked(msg)
-		reack = reack || again
-		if hand {
-			handOn = append(handOn, msg)
-		}
-	}
+	handOn, reack := s.admitLocked(*msg)
 	s.mu.Unlock()
 	if reack {
 		s.retryAcksLater(true)
 	}
-	for _, msg := range handOn {
-		s.msgs <- msg
+	if handOn {
+		s.msgs <- *msg
 	}
 }
 

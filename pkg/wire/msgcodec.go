@@ -102,43 +102,53 @@ func peerField(s *scanner, k []byte, p *Peer) bool {
 	return false
 }
 
-// IsBatch reports whether a push holds several messages (a JSON array: a
-// holder that registered with Batches) rather than one.
-func IsBatch(data []byte) bool {
-	s := scanner{data: data}
-	return s.next('[')
-}
-
-// DecodeBatch decodes a batched push (a JSON array of Message) as
-// json.Unmarshal does, each message in one pass as DecodeMessage reads it.
-func DecodeBatch(data []byte) ([]Message, error) {
-	if msgs, ok := scanBatch(data); ok {
-		return msgs, nil
-	}
-	var std []Message
-	err := json.Unmarshal(data, &std)
-	return std, err
-}
-
-func scanBatch(data []byte) ([]Message, bool) {
+// DecodePushed calls fn with each message of a push, in order: one
+// Message, or several as a JSON array (a holder that registered with
+// Batches). Each is read in one pass as DecodeMessage reads it and handed
+// to fn as soon as it is read; should a later one need encoding/json, the
+// whole push is read by encoding/json and fn is called for every message
+// again, from the first (fn must take a message twice: a holder's
+// bookkeeping does). An error means fn got no message, or only some of a
+// push that is not valid JSON.
+func DecodePushed(data []byte, fn func(*Message)) error {
 	s := scanner{data: data}
 	if !s.next('[') {
-		return nil, false
+		m, err := DecodeMessage(data)
+		if err == nil {
+			fn(&m)
+		}
+		return err
 	}
-	msgs := make([]Message, 0, 32)
+	if scanBatch(&s, fn) {
+		return nil
+	}
+	var std []Message
+	if err := json.Unmarshal(data, &std); err != nil {
+		return err
+	}
+	for i := range std {
+		fn(&std[i])
+	}
+	return nil
+}
+
+// scanBatch reads the messages of an array, its '[' read, calling fn for
+// each; false when one is not for the scanner.
+func scanBatch(s *scanner, fn func(*Message)) bool {
 	if s.next(']') {
-		return msgs, s.end()
+		return s.end()
 	}
 	for {
-		msgs = append(msgs, Message{})
-		if !scanMessage(&s, &msgs[len(msgs)-1]) {
-			return nil, false
+		var m Message
+		if !scanMessage(s, &m) {
+			return false
 		}
+		fn(&m)
 		if s.next(']') {
-			return msgs, s.end()
+			return s.end()
 		}
 		if !s.next(',') {
-			return nil, false
+			return false
 		}
 	}
 }
