@@ -337,6 +337,7 @@ func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply
 	if req.ClientMsgID == "" {
 		req.ClientMsgID = c.ids.next()
 	}
+	req.BatchReply = false // its answer comes on the request's own inbox
 	res, err := callRetrying[wire.SendReply](ctx, c, wire.SubjSend, req)
 	if err != nil {
 		return wire.SendReply{}, err

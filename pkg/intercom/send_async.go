@@ -56,6 +56,7 @@ func (c *Client) SendAsync(req wire.SendRequest) (*SendFuture, error) {
 		req.ClientMsgID = c.ids.next()
 	}
 	f := &SendFuture{c: c, req: req, sent: time.Now(), done: make(chan struct{})}
+	f.req.BatchReply = true // its answer may come with others' (onReply)
 	reply, err := c.async.add(c.nc, f)
 	if err != nil {
 		return nil, err
@@ -102,19 +103,42 @@ func (a *asyncSends) take(token uint64) *SendFuture {
 }
 
 func (a *asyncSends) onReply(m *nats.Msg) {
-	token, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 36, 64)
-	if err != nil {
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	if token == wire.ReplyBatchToken { // the replies of several sends (SendRequest.BatchReply)
+		for rest := m.Data; ; {
+			tok, reply, more, ok := wire.NextBatchedReply(rest)
+			if !ok {
+				return
+			}
+			a.answer(tok, reply)
+			rest = more
+		}
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		if f := a.takeToken(token); f != nil {
+			f.finish(wire.SendReply{}, nats.ErrNoResponders)
+		}
 		return
 	}
-	f := a.take(token)
+	a.answer(token, m.Data)
+}
+
+// takeToken is take of a reply subject's last token.
+func (a *asyncSends) takeToken(token string) *SendFuture {
+	n, err := strconv.ParseUint(token, 36, 64)
+	if err != nil {
+		return nil
+	}
+	return a.take(n)
+}
+
+// answer completes the future of token with the reply data.
+func (a *asyncSends) answer(token string, data []byte) {
+	f := a.takeToken(token)
 	if f == nil {
 		return
 	}
-	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-		f.finish(wire.SendReply{}, nats.ErrNoResponders)
-		return
-	}
-	switch out, err := wire.DecodeSendReply(m.Data); {
+	switch out, err := wire.DecodeSendReply(data); {
 	case err != nil:
 		f.finish(wire.SendReply{}, fmt.Errorf("decode %s reply: %w", wire.SubjSend, err))
 	case out.Error != nil:

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -56,6 +57,7 @@ func AppendSendRequest(dst []byte, r *SendRequest) []byte {
 		dst = strconv.AppendInt(dst, r.TimeoutMs, 10)
 	}
 	boolean("lean", r.Lean)
+	boolean("batch_reply", r.BatchReply)
 	return append(dst, '}')
 }
 
@@ -242,4 +244,31 @@ func sendReplyKey(k string) bool {
 		return true
 	}
 	return false
+}
+
+// ReplyBatchToken is the last token of the subject of batched send replies
+// (SendRequest.BatchReply): never a reply token of a client's, which are
+// letters and digits.
+const ReplyBatchToken = "_"
+
+// AppendBatchedReply appends one line of a batch of send replies: the last
+// token of the reply's own subject, a space, the reply (JSON, which holds
+// no raw newline), a newline.
+func AppendBatchedReply(dst []byte, token string, reply []byte) []byte {
+	dst = append(dst, token...)
+	dst = append(dst, ' ')
+	dst = append(dst, reply...)
+	return append(dst, '\n')
+}
+
+// NextBatchedReply splits the first line off a batch of send replies: its
+// token and reply, and the rest; ok is false at the end or at a line that
+// is not a token and a reply.
+func NextBatchedReply(batch []byte) (token string, reply, rest []byte, ok bool) {
+	line, rest, _ := bytes.Cut(batch, []byte{'\n'})
+	tok, reply, found := bytes.Cut(line, []byte{' '})
+	if !found || len(tok) == 0 {
+		return "", nil, nil, false
+	}
+	return string(tok), reply, rest, true
 }

@@ -253,6 +253,11 @@ type SendRequest struct {
 	// (LeanRecipient), cheaper to write and to read for a pipelined
 	// sender. A broker that predates it sends the whole row.
 	Lean bool `json:"lean,omitempty"`
+	// BatchReply: the reply may come together with the replies of other
+	// sends committed with it to the same reply prefix (the reply subject
+	// up to its last '.'), in one message on prefix + "." + ReplyBatchToken
+	// (AppendBatchedReply). A broker that predates it answers each alone.
+	BatchReply bool `json:"batch_reply,omitempty"`
 }
 
 // SendReply reports acceptance.
