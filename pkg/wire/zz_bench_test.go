@@ -34,3 +34,13 @@ func BenchmarkDecodeMessageGoccy(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkDecodeSendReplyLean(b *testing.B) {
+	data := AppendSendReply(nil, &SendReply{ID: "01JXYZABCDEF0123456789ABCD", To: Session{ID: "fedcba9876543210fedcba9876543210", Name: "sink"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeSendReply(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
