@@ -65,7 +65,7 @@ func (s *scanner) key(n *int) ([]byte, bool) {
 	if s.next('}') {
 		return nil, false
 	}
-	if *n > 0 && !s.next(',') {
+	if *n > 0 && !s.next(',') { // a ',' is then followed by a key: no trailing comma
 		s.bad = true
 		return nil, false
 	}

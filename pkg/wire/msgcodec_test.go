@@ -1,0 +1,153 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+)
+
+func randomMessage(r *rand.Rand) Message {
+	pick := func() string { return oddTexts[r.IntN(len(oddTexts))] }
+	m := Message{ID: fmt.Sprintf("%026x", r.Uint64()), Seq: r.Uint64() >> uint(r.IntN(64)), From: Peer{ID: pick(), Name: pick(), Cwd: pick()},
+		To: pick(), Text: pick(), Delivery: pick(), ExpectsReply: r.IntN(2) == 0, ReplyTo: pick(), Thread: pick(), QueueMode: pick(),
+		SentAt: time.Date(2026, 12, 1, 11, r.IntN(60), r.IntN(60), r.IntN(1e9), time.FixedZone("", 3600*(r.IntN(3)-1))),
+		Topic: pick(), Event: pick(), Resource: pick(), Ownership: pick(), FromPerson: r.IntN(2) == 0, WakeHeld: pick()}
+	if r.IntN(5) == 0 {
+		m.Attachments = []Attachment{{Type: "file", Name: pick(), Content: pick()}}
+	}
+	return m
+}
+
+// A pushed message, as the broker writes it (goccy/go-json) and as
+// encoding/json writes it, is decoded as encoding/json decodes it.
+func TestDecodeMessageAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 400 {
+		m := randomMessage(r)
+		byBroker, err := gojson.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byStd, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, data := range [][]byte{byBroker, byStd} {
+			var want Message
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatalf("encoding/json cannot read %s: %v", data, err)
+			}
+			got, err := DecodeMessage(data)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("DecodeMessage(%s) =\n%+v, %v\nwant\n%+v", data, got, err, want)
+			}
+		}
+	}
+}
+
+// Messages off the broker's path are read as encoding/json reads them, or
+// fail as it fails.
+func TestDecodeMessageAgreesOnOddInputs(t *testing.T) {
+	for _, in := range []string{
+		`null`,
+		`{}`,
+		`{"id":"a","from":null,"seq":null,"sent_at":null,"expects_reply":null}`,
+		`{"id":"a","from":{"id":"b"},"from":{"name":"c"}}`,
+		`{"ID":"a"}`,
+		`{"id":"a","seq":1.5}`,
+		`{"id":"a","seq":-1}`,
+		`{"id":"a","seq":18446744073709551616}`,
+		`{"id":"a","sent_at":"yesterday"}`,
+		`{"id":"a","sent_at":"2026-12-01T11:00:00\u002b01:00"}`,
+		`{"id":"a","text":"\ud83d\ude80"}`,
+		`{"id":"a","text":"x\u0000\u00e9\/"}`,
+		`{"id":"a","text":"raw` + "\t" + `tab"}`,
+		`{"id":"a","from":{"id":"b","host":"h"}}`,
+		`{"id":"a","attachments":[{"type":"file","name":"n","content":"c"}]}`,
+		`{"id":"a",}`,
+		`{"id":"a"} {}`,
+		`{"id" : "a" , "seq" : 7 }`,
+		`[]`,
+	} {
+		got, err := DecodeMessage([]byte(in))
+		var want Message
+		werr := json.Unmarshal([]byte(in), &want)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("DecodeMessage(%s) = %+v, %v; encoding/json %+v, %v", in, got, err, want, werr)
+		}
+	}
+}
+
+// A batched push hands on its messages in order; one the scanner leaves to
+// encoding/json makes the whole push read again, from the first.
+func TestDecodePushed(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	msgs := make([]Message, 5)
+	for i := range msgs {
+		msgs[i] = randomMessage(r)
+		msgs[i].Attachments = nil
+		msgs[i].From.Name = "valid"
+	}
+	collect := func(data []byte) ([]string, error) {
+		var ids []string
+		err := DecodePushed(data, func(m *Message) { ids = append(ids, m.ID) })
+		return ids, err
+	}
+	one, _ := gojson.Marshal(msgs[0])
+	if ids, err := collect(one); err != nil || !reflect.DeepEqual(ids, []string{msgs[0].ID}) {
+		t.Fatalf("single push: %v, %v", ids, err)
+	}
+	batch, _ := gojson.Marshal(msgs)
+	want := []string{msgs[0].ID, msgs[1].ID, msgs[2].ID, msgs[3].ID, msgs[4].ID}
+	if ids, err := collect(batch); err != nil || !reflect.DeepEqual(ids, want) {
+		t.Fatalf("batch: %v, %v; want %v", ids, err, want)
+	}
+	msgs[2].Attachments = []Attachment{{Type: "file", Name: "a", Content: "b"}}
+	odd, _ := gojson.Marshal(msgs)
+	if ids, err := collect(odd); err != nil || !reflect.DeepEqual(ids, append(want[:2:2], want...)) {
+		t.Fatalf("batch with an attachment: %v, %v; want the first two, then all", ids, err)
+	}
+	if ids, err := collect([]byte(`[]`)); err != nil || len(ids) != 0 {
+		t.Fatalf("empty batch: %v, %v", ids, err)
+	}
+	if _, err := collect([]byte(`[{"id":"a"},`)); err == nil {
+		t.Fatal("a truncated batch decoded")
+	}
+}
+
+// For any valid JSON, DecodeMessage agrees with json.Unmarshal, and
+// DecodePushed hands on what json.Unmarshal reads of an array.
+func FuzzDecodeMessage(f *testing.F) {
+	r := rand.New(rand.NewPCG(15, 16))
+	m := randomMessage(r)
+	data, _ := gojson.Marshal(m)
+	f.Add(data)
+	batch, _ := gojson.Marshal([]Message{m, randomMessage(r)})
+	f.Add(batch)
+	f.Add([]byte(`{"id":"a\"\\\/\b\f\n\r\t\u0041","from":{"id":null},"seq":0}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := DecodeMessage(data)
+		var pushed []Message
+		perr := DecodePushed(data, func(m *Message) { pushed = append(pushed, *m) })
+		if !json.Valid(data) {
+			return
+		}
+		var want Message
+		werr := json.Unmarshal(data, &want)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecodeMessage(%q) = %+v, %v; encoding/json %+v, %v", data, got, err, want, werr)
+		}
+		var all []Message
+		if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) && json.Unmarshal(data, &all) == nil {
+			if perr != nil || len(pushed) < len(all) || len(all) > 0 && !reflect.DeepEqual(pushed[len(pushed)-len(all):], all) {
+				t.Fatalf("DecodePushed(%q) handed on %+v, %v; want (ending with) %+v", data, pushed, perr, all)
+			}
+		}
+	})
+}
