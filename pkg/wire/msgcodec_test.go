@@ -17,7 +17,7 @@ func randomMessage(r *rand.Rand) Message {
 	m := Message{ID: fmt.Sprintf("%026x", r.Uint64()), Seq: r.Uint64() >> uint(r.IntN(64)), From: Peer{ID: pick(), Name: pick(), Cwd: pick()},
 		To: pick(), Text: pick(), Delivery: pick(), ExpectsReply: r.IntN(2) == 0, ReplyTo: pick(), Thread: pick(), QueueMode: pick(),
 		SentAt: time.Date(2026, 12, 1, 11, r.IntN(60), r.IntN(60), r.IntN(1e9), time.FixedZone("", 3600*(r.IntN(3)-1))),
-		Topic: pick(), Event: pick(), Resource: pick(), Ownership: pick(), FromPerson: r.IntN(2) == 0, WakeHeld: pick()}
+		Topic:  pick(), Event: pick(), Resource: pick(), Ownership: pick(), FromPerson: r.IntN(2) == 0, WakeHeld: pick()}
 	if r.IntN(5) == 0 {
 		m.Attachments = []Attachment{{Type: "file", Name: pick(), Content: pick()}}
 	}
