@@ -138,8 +138,12 @@ func TestBatchedBacklogPushes(t *testing.T) {
 				if strings.HasPrefix(string(m.Data), "[") {
 					arrays++
 				}
-				if err := wire.DecodePushed(m.Data, func(m *wire.Message) { pushed = append(pushed, m.ID) }); err != nil {
+				msgs, err := wire.DecodePushed(m.Data, nil)
+				if err != nil {
 					t.Fatal(err)
+				}
+				for _, m := range msgs {
+					pushed = append(pushed, m.ID)
 				}
 			}
 			for i := range n {

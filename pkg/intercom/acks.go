@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Acknowledgements a holder owes the broker.
@@ -163,17 +161,17 @@ func (s *Session) ackBeforeRegister(ctx context.Context) {
 // admit decides what to do with a pushed message: hand it on (true), or,
 // if this session handed it on before, not again, re-acking it when the
 // consumer acked it.
-func (s *Session) admitLocked(msg wire.Message) (handOn, reack bool) {
-	acked, shown := s.shown[msg.ID]
-	if shown || s.pending[msg.ID] {
-		if acked || s.pending[msg.ID] {
-			s.pending[msg.ID] = true
+func (s *Session) admitLocked(id string) (handOn, reack bool) {
+	acked, shown := s.shown[id]
+	if owed := s.pending[id]; shown || owed {
+		if acked || owed {
+			s.pending[id] = true
 			return false, true
 		}
 		return false, false
 	}
-	s.shown[msg.ID] = false
-	s.order = append(s.order, msg.ID)
+	s.shown[id] = false
+	s.order = append(s.order, id)
 	if len(s.order) > shownLimit {
 		for _, id := range s.order[:shownLimit/2] {
 			delete(s.shown, id)

@@ -59,6 +59,7 @@ type Session struct {
 	sub     *nats.Subscription
 	token   string // this holder's delivery token
 	msgs    chan wire.Message
+	pushed  []wire.Message // onPush's decoding buffer
 	done    bool
 	stopped chan struct{} // closed by stop
 
@@ -206,26 +207,33 @@ func (c *Client) onReconnect() {
 }
 
 func (s *Session) onPush(m *nats.Msg) {
-	if err := wire.DecodePushed(m.Data, s.admit); err != nil {
+	// One push at a time (a subscription's handler): the buffer is ours.
+	msgs, err := wire.DecodePushed(m.Data, s.pushed[:0])
+	s.pushed = msgs[:0]
+	if err != nil {
 		s.c.log.Warn("undecodable push", "err", err)
+		return
 	}
-}
-
-// admit hands a pushed message on unless it was handed on before
-// (admitLocked).
-func (s *Session) admit(msg *wire.Message) {
+	handOn := msgs[:0] // in place: each is read before it is overwritten
+	reack := false
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return
 	}
-	handOn, reack := s.admitLocked(*msg)
+	for i := range msgs {
+		hand, again := s.admitLocked(msgs[i].ID)
+		reack = reack || again
+		if hand {
+			handOn = append(handOn, msgs[i])
+		}
+	}
 	s.mu.Unlock()
 	if reack {
 		s.retryAcksLater(true)
 	}
-	if handOn {
-		s.msgs <- *msg
+	for i := range handOn {
+		s.msgs <- handOn[i]
 	}
 }
 

@@ -102,53 +102,52 @@ func peerField(s *scanner, k []byte, p *Peer) bool {
 	return false
 }
 
-// DecodePushed calls fn with each message of a push, in order: one
+// DecodePushed appends the messages of a push to into, in order: one
 // Message, or several as a JSON array (a holder that registered with
-// Batches). Each is read in one pass as DecodeMessage reads it and handed
-// to fn as soon as it is read; should a later one need encoding/json, the
-// whole push is read by encoding/json and fn is called for every message
-// again, from the first (fn must take a message twice: a holder's
-// bookkeeping does). An error means fn got no message, or only some of a
-// push that is not valid JSON.
-func DecodePushed(data []byte, fn func(*Message)) error {
+// Batches). Each is read in one pass as DecodeMessage reads it; a push the
+// scanner leaves to encoding/json is read by encoding/json. into's
+// messages are reused (a holder decodes every push into one buffer).
+func DecodePushed(data []byte, into []Message) ([]Message, error) {
 	s := scanner{data: data}
 	if !s.next('[') {
 		m, err := DecodeMessage(data)
-		if err == nil {
-			fn(&m)
+		if err != nil {
+			return into, err
 		}
-		return err
+		return append(into, m), nil
 	}
-	if scanBatch(&s, fn) {
-		return nil
+	if out, ok := scanBatch(&s, into); ok {
+		return out, nil
 	}
 	var std []Message
 	if err := json.Unmarshal(data, &std); err != nil {
-		return err
+		return into, err
 	}
-	for i := range std {
-		fn(&std[i])
-	}
-	return nil
+	return append(into, std...), nil
 }
 
-// scanBatch reads the messages of an array, its '[' read, calling fn for
-// each; false when one is not for the scanner.
-func scanBatch(s *scanner, fn func(*Message)) bool {
+// scanBatch reads the messages of an array, its '[' read, appending them to
+// into; false when one is not for the scanner.
+func scanBatch(s *scanner, into []Message) ([]Message, bool) {
+	start := len(into)
 	if s.next(']') {
-		return s.end()
+		return into, s.end()
 	}
 	for {
-		var m Message
-		if !scanMessage(s, &m) {
-			return false
+		if len(into) < cap(into) {
+			into = into[:len(into)+1]
+			into[len(into)-1] = Message{}
+		} else {
+			into = append(into, Message{})
 		}
-		fn(&m)
+		if !scanMessage(s, &into[len(into)-1]) {
+			return into[:start], false
+		}
 		if s.next(']') {
-			return s.end()
+			return into, s.end()
 		}
 		if !s.next(',') {
-			return false
+			return into[:start], false
 		}
 	}
 }

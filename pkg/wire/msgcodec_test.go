@@ -84,45 +84,48 @@ func TestDecodeMessageAgreesOnOddInputs(t *testing.T) {
 	}
 }
 
-// A batched push hands on its messages in order; one the scanner leaves to
-// encoding/json makes the whole push read again, from the first.
+// A push decodes into its messages in order, appended to the buffer given
+// (reused); one the scanner leaves to encoding/json is read whole by it.
 func TestDecodePushed(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	msgs := make([]Message, 5)
 	for i := range msgs {
 		msgs[i] = randomMessage(r)
 		msgs[i].Attachments = nil
-		msgs[i].From.Name = "valid"
 	}
-	collect := func(data []byte) ([]string, error) {
-		var ids []string
-		err := DecodePushed(data, func(m *Message) { ids = append(ids, m.ID) })
-		return ids, err
+	buf := make([]Message, 0, 2)
+	check := func(what string, v any, want []Message) {
+		t.Helper()
+		data, _ := gojson.Marshal(v)
+		var std []Message
+		for _, m := range want { // what encoding/json reads of each
+			one, _ := json.Marshal(m)
+			var back Message
+			_ = json.Unmarshal(one, &back)
+			std = append(std, back)
+		}
+		got, err := DecodePushed(data, buf[:0])
+		if err != nil || len(got) != len(std) || len(std) > 0 && !reflect.DeepEqual(got, std) {
+			t.Fatalf("%s: %+v, %v\nwant %+v", what, got, err, std)
+		}
+		buf = got
 	}
-	one, _ := gojson.Marshal(msgs[0])
-	if ids, err := collect(one); err != nil || !reflect.DeepEqual(ids, []string{msgs[0].ID}) {
-		t.Fatalf("single push: %v, %v", ids, err)
-	}
-	batch, _ := gojson.Marshal(msgs)
-	want := []string{msgs[0].ID, msgs[1].ID, msgs[2].ID, msgs[3].ID, msgs[4].ID}
-	if ids, err := collect(batch); err != nil || !reflect.DeepEqual(ids, want) {
-		t.Fatalf("batch: %v, %v; want %v", ids, err, want)
-	}
+	check("single push", msgs[0], msgs[:1])
+	check("batch", msgs, msgs)
+	check("batch again, into the same buffer", msgs[1:3], msgs[1:3])
 	msgs[2].Attachments = []Attachment{{Type: "file", Name: "a", Content: "b"}}
-	odd, _ := gojson.Marshal(msgs)
-	if ids, err := collect(odd); err != nil || !reflect.DeepEqual(ids, append(want[:2:2], want...)) {
-		t.Fatalf("batch with an attachment: %v, %v; want the first two, then all", ids, err)
-	}
-	if ids, err := collect([]byte(`[]`)); err != nil || len(ids) != 0 {
-		t.Fatalf("empty batch: %v, %v", ids, err)
-	}
-	if _, err := collect([]byte(`[{"id":"a"},`)); err == nil {
+	check("batch with an attachment", msgs, msgs)
+	check("empty batch", []Message{}, nil)
+	if _, err := DecodePushed([]byte(`[{"id":"a"},`), nil); err == nil {
 		t.Fatal("a truncated batch decoded")
+	}
+	if got, err := DecodePushed([]byte(`{"id":"b"}`), []Message{{ID: "a"}}); err != nil || len(got) != 2 || got[1].ID != "b" {
+		t.Fatalf("appended %+v, %v", got, err)
 	}
 }
 
 // For any valid JSON, DecodeMessage agrees with json.Unmarshal, and
-// DecodePushed hands on what json.Unmarshal reads of an array.
+// DecodePushed reads an array as json.Unmarshal does.
 func FuzzDecodeMessage(f *testing.F) {
 	r := rand.New(rand.NewPCG(15, 16))
 	m := randomMessage(r)
@@ -133,8 +136,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte(`{"id":"a\"\\\/\b\f\n\r\t\u0041","from":{"id":null},"seq":0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := DecodeMessage(data)
-		var pushed []Message
-		perr := DecodePushed(data, func(m *Message) { pushed = append(pushed, *m) })
+		pushed, perr := DecodePushed(data, nil)
 		if !json.Valid(data) {
 			return
 		}
@@ -145,8 +147,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 		var all []Message
 		if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) && json.Unmarshal(data, &all) == nil {
-			if perr != nil || len(pushed) < len(all) || len(all) > 0 && !reflect.DeepEqual(pushed[len(pushed)-len(all):], all) {
-				t.Fatalf("DecodePushed(%q) handed on %+v, %v; want (ending with) %+v", data, pushed, perr, all)
+			if perr != nil || len(pushed) != len(all) || len(all) > 0 && !reflect.DeepEqual(pushed, all) {
+				t.Fatalf("DecodePushed(%q) = %+v, %v; want %+v", data, pushed, perr, all)
 			}
 		}
 	})
