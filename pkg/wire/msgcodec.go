@@ -9,7 +9,7 @@ import "encoding/json"
 // value of another type) is left to encoding/json.
 func DecodeMessage(data []byte) (Message, error) {
 	var m Message
-	if s := (scanner{data: data}); scanMessage(&s, &m) && s.end() {
+	if s := (scanner{data: data}); scanMessage(&s, &m, &noMessage) && s.end() {
 		return m, nil
 	}
 	var std Message // its own: m would move to the heap
@@ -17,7 +17,12 @@ func DecodeMessage(data []byte) (Message, error) {
 	return std, err
 }
 
-func scanMessage(s *scanner, m *Message) bool {
+// noMessage is the previous message of a push's first.
+var noMessage Message
+
+// scanMessage reads m; prev is the message before it in its push, whose
+// sender, recipient and delivery m's likely share (strAs).
+func scanMessage(s *scanner, m, prev *Message) bool {
 	if !s.next('{') {
 		return false
 	}
@@ -26,13 +31,13 @@ func scanMessage(s *scanner, m *Message) bool {
 		if !more {
 			return !s.bad
 		}
-		if !messageField(s, k, m) {
+		if !messageField(s, k, m, prev) {
 			return false
 		}
 	}
 }
 
-func scanPeer(s *scanner, p *Peer) bool {
+func scanPeer(s *scanner, p, prev *Peer) bool {
 	if s.null() {
 		return true
 	}
@@ -44,26 +49,26 @@ func scanPeer(s *scanner, p *Peer) bool {
 		if !more {
 			return !s.bad
 		}
-		if !peerField(s, k, p) {
+		if !peerField(s, k, p, prev) {
 			return false
 		}
 	}
 }
 
-func messageField(s *scanner, k []byte, m *Message) bool {
+func messageField(s *scanner, k []byte, m, prev *Message) bool {
 	switch string(k) {
 	case "id":
 		return s.str(&m.ID)
 	case "seq":
 		return s.uint(&m.Seq)
 	case "from":
-		return scanPeer(s, &m.From)
+		return scanPeer(s, &m.From, &prev.From)
 	case "to":
-		return s.str(&m.To)
+		return s.strAs(&m.To, prev.To)
 	case "text":
 		return s.str(&m.Text)
 	case "delivery":
-		return s.str(&m.Delivery)
+		return s.strAs(&m.Delivery, prev.Delivery)
 	case "expects_reply":
 		return s.boolean(&m.ExpectsReply)
 	case "reply_to":
@@ -90,14 +95,14 @@ func messageField(s *scanner, k []byte, m *Message) bool {
 	return false // attachments, or a key in another case
 }
 
-func peerField(s *scanner, k []byte, p *Peer) bool {
+func peerField(s *scanner, k []byte, p, prev *Peer) bool {
 	switch string(k) {
 	case "id":
-		return s.str(&p.ID)
+		return s.strAs(&p.ID, prev.ID)
 	case "name":
-		return s.str(&p.Name)
+		return s.strAs(&p.Name, prev.Name)
 	case "cwd":
-		return s.str(&p.Cwd)
+		return s.strAs(&p.Cwd, prev.Cwd)
 	}
 	return false
 }
@@ -140,7 +145,11 @@ func scanBatch(s *scanner, into []Message) ([]Message, bool) {
 		} else {
 			into = append(into, Message{})
 		}
-		if !scanMessage(s, &into[len(into)-1]) {
+		prev := &noMessage
+		if n := len(into); n-1 > start {
+			prev = &into[n-2]
+		}
+		if !scanMessage(s, &into[len(into)-1], prev) {
 			return into[:start], false
 		}
 		if s.next(']') {

@@ -109,7 +109,11 @@ func (s *scanner) null() bool {
 }
 
 // str reads a string value into dst (null leaves dst as it is).
-func (s *scanner) str(dst *string) bool {
+func (s *scanner) str(dst *string) bool { return s.strAs(dst, "") }
+
+// strAs is str that takes same, with no copy, when the value equals it
+// (the sender of a batch's previous message, say).
+func (s *scanner) strAs(dst *string, same string) bool {
 	if s.null() {
 		return true
 	}
@@ -137,7 +141,11 @@ func (s *scanner) str(dst *string) bool {
 		return false // encoding/json replaces it with U+FFFD
 	}
 	s.i = start + end + 1
-	*dst = string(raw)
+	if string(raw) == same {
+		*dst = same
+	} else {
+		*dst = string(raw)
+	}
 	return true
 }
 
