@@ -28,7 +28,7 @@ type SendFuture struct {
 	token uint64
 	sent  time.Time
 	done  chan struct{}
-	rep   wire.SendReply
+	rep   *wire.SendReply // nil until answered, and when refused
 	err   error
 }
 
@@ -116,7 +116,7 @@ func (a *asyncSends) onReply(m *nats.Msg) {
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
 		if f := a.takeToken(token); f != nil {
-			f.finish(wire.SendReply{}, nats.ErrNoResponders)
+			f.finish(nil, nats.ErrNoResponders)
 		}
 		return
 	}
@@ -140,19 +140,27 @@ func (a *asyncSends) answer(token string, data []byte) {
 	}
 	switch out, err := wire.DecodeSendReply(data); {
 	case err != nil:
-		f.finish(wire.SendReply{}, fmt.Errorf("decode %s reply: %w", wire.SubjSend, err))
+		f.finish(nil, fmt.Errorf("decode %s reply: %w", wire.SubjSend, err))
 	case out.Error != nil:
-		f.finish(wire.SendReply{}, out.Error)
+		f.finish(nil, out.Error)
 	case out.Result == nil:
-		f.finish(wire.SendReply{}, fmt.Errorf("%s: empty reply", wire.SubjSend))
+		f.finish(nil, fmt.Errorf("%s: empty reply", wire.SubjSend))
 	default:
-		f.finish(*out.Result, nil)
+		f.finish(out.Result, nil)
 	}
 }
 
-func (f *SendFuture) finish(rep wire.SendReply, err error) {
+func (f *SendFuture) finish(rep *wire.SendReply, err error) {
 	f.rep, f.err = rep, err
 	close(f.done)
+}
+
+// answer is the finished future's reply and error.
+func (f *SendFuture) answer() (wire.SendReply, error) {
+	if f.rep == nil {
+		return wire.SendReply{}, f.err
+	}
+	return *f.rep, f.err
 }
 
 // Done is closed once the broker answered the send.
@@ -170,7 +178,7 @@ func (f *SendFuture) Wait(ctx context.Context) (wire.SendReply, error) {
 	select { // answered already (the usual case of a pipeline's oldest): no timer
 	case <-f.done:
 		if !errors.Is(f.err, nats.ErrNoResponders) {
-			return f.rep, f.err
+			return f.answer()
 		}
 		return f.c.Send(ctx, f.req)
 	default:
@@ -180,13 +188,13 @@ func (f *SendFuture) Wait(ctx context.Context) (wire.SendReply, error) {
 	select {
 	case <-f.done:
 		if !errors.Is(f.err, nats.ErrNoResponders) {
-			return f.rep, f.err
+			return f.answer()
 		}
 	case <-t.C:
 		if f.c.async.take(f.token) == nil { // answered meanwhile
 			<-f.done
 			if !errors.Is(f.err, nats.ErrNoResponders) {
-				return f.rep, f.err
+				return f.answer()
 			}
 		}
 	case <-ctx.Done():

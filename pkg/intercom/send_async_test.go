@@ -43,7 +43,7 @@ func TestOnReplyBatchAndSingle(t *testing.T) {
 	batch = wire.AppendBatchedReply(batch, "zz", lean("nobody's")) // not waiting: ignored
 	a.onReply(&nats.Msg{Subject: "_INBOX.t." + wire.ReplyBatchToken, Data: batch})
 	for tok, id := range map[uint64]string{10: "m10", 11: "m11"} {
-		if !answered(t, fs[tok]) || fs[tok].err != nil || fs[tok].rep.ID != id || fs[tok].rep.To.Name != "sink" {
+		if !answered(t, fs[tok]) || fs[tok].err != nil || fs[tok].rep == nil || fs[tok].rep.ID != id || fs[tok].rep.To.Name != "sink" {
 			t.Fatalf("future %d: %+v, %v", tok, fs[tok].rep, fs[tok].err)
 		}
 	}
@@ -52,7 +52,7 @@ func TestOnReplyBatchAndSingle(t *testing.T) {
 	}
 	// A broker before lean replies: the whole row, by reflection.
 	a.onReply(&nats.Msg{Subject: "_INBOX.t.c", Data: []byte(`{"result":{"id":"m12","to":{"id":"s","name":"sink","cwd":"/w","last_seen":"2026-12-01T11:00:00Z","connected":true,"last_intercom_activity":null},"offline":false,"duplicate":false,"peer_busy":false,"queued":false,"remote_stored":false}}`)})
-	if f := fs[12]; f.err != nil || f.rep.ID != "m12" || f.rep.To.Cwd != "/w" || !f.rep.To.Connected {
+	if f := fs[12]; f.err != nil || f.rep == nil || f.rep.ID != "m12" || f.rep.To.Cwd != "/w" || !f.rep.To.Connected {
 		t.Fatalf("old reply read as %+v, %v", f.rep, f.err)
 	}
 	a.onReply(&nats.Msg{Subject: "_INBOX.t.d", Data: []byte(`{"error":{"code":"not_found","message":"no session x"}}`)})
