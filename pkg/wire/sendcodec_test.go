@@ -135,6 +135,14 @@ func TestDecodeSendReplyAgreesOnOddInputs(t *testing.T) {
 		` {"result" : {"id" : "a" , "held" : true } } `,
 		`{"result":{"id":"a"}} x`,
 		`[]`,
+		`{"result":{"id":"a","to":{"id":"b","cwd":"/w"},"offline":null,"held":true,"wake_held":"x","queued":true,"remote_stored":true,"peer_busy":true,"duplicate":true}}`,
+		`{"result":{"id":"a","to":{"id":"b","cwd":"/w"},"nonsense":null}}`,
+		`{"result":{"id":"a","to":{"id":"b","cwd":"/w"},"held":"no"}}`,
+		`{"result":{"id":"a","to":7}}`,
+		`{"result":{"id":"a","to":{"id":"b","name":7}}}`,
+		`{"result":{"id":"a","to":{"id":"b"`,
+		`{"result":{"id":"a"},"error":null}`,
+		`{"result":7}`,
 	} {
 		got, err := DecodeSendReply([]byte(in))
 		var want Reply[SendReply]
