@@ -172,3 +172,27 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+// The broker's times are read as time.Time's UnmarshalText reads them, and
+// any other form is left to it.
+func TestUTCMoment(t *testing.T) {
+	for _, in := range []string{
+		"2026-12-01T11:00:00Z", "2026-12-01T11:00:00.5Z", "2026-12-01T11:00:00.123456789Z", "2026-12-01T11:00:00.000000001Z",
+		"2024-02-29T23:59:59Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z",
+		"2026-12-00T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T11:60:00Z", "2026-12-01T11:00:60Z", "2026-12-01T11:00:00.Z",
+		"2026-12-01T11:00:00.1234567890Z", "2026-12-01T11:00:00+01:00", "2026-12-01t11:00:00Z", "2026-12-01T11:00:00z",
+		"0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "2026-1x-01T00:00:00Z", "2026-12-01T11:00:00,5Z",
+	} {
+		var want time.Time
+		werr := want.UnmarshalText([]byte(in))
+		got, ok := utcMoment([]byte(in))
+		if ok && (werr != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("utcMoment(%s) = %v, UnmarshalText %v, %v", in, got, want, werr)
+		}
+	}
+	for _, in := range []string{"2026-12-01T11:00:00Z", "2026-12-01T11:00:00.5Z", "2026-12-01T11:00:00.123456789Z", "2024-02-29T23:59:59Z", "9999-12-31T23:59:59.999999999Z"} {
+		if _, ok := utcMoment([]byte(in)); !ok {
+			t.Errorf("utcMoment(%s) left to UnmarshalText", in)
+		}
+	}
+}

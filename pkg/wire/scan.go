@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -130,21 +131,39 @@ func (s *scanner) strAs(dst *string, same string) bool {
 	if bytes.IndexByte(raw, '\\') >= 0 {
 		return s.escaped(start, dst)
 	}
-	ascii := true
-	for _, c := range raw {
-		if c < 0x20 {
-			return false
+	if !plainASCII(raw) {
+		for _, c := range raw {
+			if c < 0x20 {
+				return false
+			}
 		}
-		ascii = ascii && c < utf8.RuneSelf
-	}
-	if !ascii && !utf8.Valid(raw) {
-		return false // encoding/json replaces it with U+FFFD
+		if !utf8.Valid(raw) {
+			return false // encoding/json replaces it with U+FFFD
+		}
 	}
 	s.i = start + end + 1
 	if string(raw) == same {
 		*dst = same
 	} else {
 		*dst = string(raw)
+	}
+	return true
+}
+
+// plainASCII reports whether b holds only bytes 0x20–0x7f, eight at a
+// time: a byte under 0x20 sets its high bit in w-0x20…20 (a borrow only
+// comes from such a byte, which is caught anyway), one over 0x7f has it.
+func plainASCII(b []byte) bool {
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		if (w|(w-0x2020202020202020))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= utf8.RuneSelf {
+			return false
+		}
 	}
 	return true
 }
@@ -252,10 +271,55 @@ func (s *scanner) moment(dst *time.Time) bool {
 		switch s.data[s.i] {
 		case '"':
 			s.i++
+			if t, ok := utcMoment(s.data[start : s.i-1]); ok {
+				*dst = t
+				return true
+			}
 			return dst.UnmarshalText(s.data[start:s.i-1]) == nil
 		case '\\':
 			return false
 		}
 	}
 	return false
+}
+
+// utcMoment reads the times a broker writes, 2006-01-02T15:04:05Z with 0–9
+// fraction digits, as time.Time's UnmarshalText does; false for any other
+// form, which is left to it.
+func utcMoment(b []byte) (time.Time, bool) {
+	if len(b) < 20 || len(b) > 30 || b[len(b)-1] != 'Z' || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range b[from:to] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day, hour, minute, sec := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19)
+	nsec := 0
+	switch frac := b[19 : len(b)-1]; {
+	case len(frac) == 0:
+	case len(frac) >= 2 && frac[0] == '.':
+		if nsec = num(20, len(b)-1); nsec < 0 {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	default:
+		return time.Time{}, false
+	}
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day { // past the month's last day, which Date would carry over
+		return time.Time{}, false
+	}
+	return t, true
 }
