@@ -20,9 +20,46 @@ import (
 // maxAckIDs is the most ids one ack request may carry (the broker's limit).
 const maxAckIDs = 10000
 
-// shownLimit bounds the ids a Session remembers; the oldest half is
-// forgotten past it (acks still owed are kept in pending regardless).
+// shownLimit bounds the ids a Session remembers handing on; the oldest half
+// is forgotten past it (acks still owed are kept regardless).
 const shownLimit = 20000
+
+// ackState is what a Session knows of one message id (one map for all of
+// it: a pushed message costs one lookup, not one per fact).
+type ackState uint8
+
+const (
+	handedOn ackState = 1 << iota // handed on (Messages), not forgotten since
+	consumed                      // handed on and acked by the consumer
+	ackOwed                       // acked; the broker has not confirmed it yet
+)
+
+// oweLocked marks id's ack owed (and consumed, if it was handed on).
+func (s *Session) oweLocked(id string) {
+	st := s.acks[id]
+	if st&handedOn != 0 {
+		st |= consumed
+	}
+	if st&ackOwed == 0 {
+		st |= ackOwed
+		s.owed++
+	}
+	s.acks[id] = st
+}
+
+// confirmedLocked records that the broker confirmed id's ack.
+func (s *Session) confirmedLocked(id string) {
+	st, ok := s.acks[id]
+	if !ok || st&ackOwed == 0 {
+		return
+	}
+	s.owed--
+	if st &^= ackOwed; st == 0 {
+		delete(s.acks, id)
+	} else {
+		s.acks[id] = st
+	}
+}
 
 // Ack confirms delivery of messages. An ack that fails is not lost: the
 // session keeps it and retries it (before re-registering after a reconnect,
@@ -34,10 +71,7 @@ func (s *Session) Ack(ctx context.Context, ids ...string) error {
 	}
 	s.mu.Lock()
 	for _, id := range ids {
-		if _, ok := s.shown[id]; ok {
-			s.shown[id] = true
-		}
-		s.pending[id] = true
+		s.oweLocked(id)
 	}
 	s.mu.Unlock()
 	err := s.sendAcks(ctx, ids)
@@ -51,7 +85,7 @@ func (s *Session) Ack(ctx context.Context, ids ...string) error {
 func (s *Session) PendingAcks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pending)
+	return s.owed
 }
 
 // RetryAcks sends every ack still owed, the session's own and those the
@@ -80,7 +114,7 @@ func (s *Session) sendAcks(ctx context.Context, ids []string) error {
 		}
 		s.mu.Lock()
 		for _, id := range chunk {
-			delete(s.pending, id)
+			s.confirmedLocked(id)
 		}
 		s.mu.Unlock()
 	}
@@ -90,9 +124,11 @@ func (s *Session) sendAcks(ctx context.Context, ids []string) error {
 func (s *Session) pendingIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.pending))
-	for id := range s.pending {
-		ids = append(ids, id)
+	ids := make([]string, 0, s.owed)
+	for id, st := range s.acks {
+		if st&ackOwed != 0 {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }
@@ -102,7 +138,7 @@ func (s *Session) pendingIDs() []string {
 func (s *Session) retryAcksLater(now bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || len(s.pending) == 0 {
+	if s.done || s.owed == 0 {
 		return
 	}
 	if now {
@@ -129,7 +165,7 @@ func (s *Session) retryLoop() {
 		}
 		t.Stop()
 		s.mu.Lock()
-		if s.done || len(s.pending) == 0 {
+		if s.done || s.owed == 0 {
 			s.retrying = false
 			s.mu.Unlock()
 			return
@@ -162,21 +198,29 @@ func (s *Session) ackBeforeRegister(ctx context.Context) {
 // if this session handed it on before, not again, re-acking it when the
 // consumer acked it.
 func (s *Session) admitLocked(id string) (handOn, reack bool) {
-	acked, shown := s.shown[id]
-	if owed := s.pending[id]; shown || owed {
-		if acked || owed {
-			s.pending[id] = true
+	if st := s.acks[id]; st&(handedOn|ackOwed) != 0 {
+		if st&(consumed|ackOwed) != 0 {
+			s.oweLocked(id)
 			return false, true
 		}
 		return false, false
 	}
-	s.shown[id] = false
+	s.acks[id] = handedOn
 	s.order = append(s.order, id)
 	if len(s.order) > shownLimit {
 		for _, id := range s.order[:shownLimit/2] {
-			delete(s.shown, id)
+			s.forgetLocked(id)
 		}
 		s.order = append([]string(nil), s.order[shownLimit/2:]...)
 	}
 	return true, false
+}
+
+// forgetLocked forgets that id was handed on, keeping an owed ack.
+func (s *Session) forgetLocked(id string) {
+	if st := s.acks[id]; st&ackOwed != 0 {
+		s.acks[id] = ackOwed
+	} else {
+		delete(s.acks, id)
+	}
 }

@@ -63,11 +63,12 @@ type Session struct {
 	done    bool
 	stopped chan struct{} // closed by stop
 
-	// Delivery bookkeeping (acks.go): ids handed on, true once the consumer
-	// acked them; acks the broker has not confirmed yet.
-	shown    map[string]bool
+	// Delivery bookkeeping (acks.go): per id, whether it was handed on and
+	// acked by the consumer, and whether its ack is owed (not confirmed by
+	// the broker yet); the ids handed on, oldest first; how many are owed.
+	acks     map[string]ackState
 	order    []string
-	pending  map[string]bool
+	owed     int
 	retrying bool
 	kick     chan struct{}
 }
@@ -80,7 +81,7 @@ func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) 
 		}
 	}
 	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 64), status: o.Status, accept: o.AcceptsAsks,
-		stopped: make(chan struct{}), shown: map[string]bool{}, pending: map[string]bool{}, kick: make(chan struct{}, 1)}
+		stopped: make(chan struct{}), acks: map[string]ackState{}, kick: make(chan struct{}, 1)}
 	id := o.ResumeID
 	if id == "" {
 		id = o.RequestID
