@@ -57,8 +57,10 @@ func (s *scanner) end() bool {
 //	}
 //	if s.bad { ... }
 //
-// (a loop, not a callback: a closure would move the decoded value to the
-// heap).
+// (a loop written out in each reader, not one generic reader taking a
+// field function: that moved the decoded value and the scanner to the
+// heap and called each field indirectly, 3.3 → 3.9 µs per received
+// message in the bench).
 
 // key returns the next key of an object, s then at its value; false at the
 // object's end or at bad input (which sets bad). n counts the keys read.
