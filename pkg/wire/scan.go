@@ -88,19 +88,24 @@ func (s *scanner) rawKey() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i
-	for s.i < len(s.data) {
-		switch c := s.data[s.i]; {
-		case c == '"':
-			k := s.data[start:s.i]
-			s.i++
-			return k, true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
+	for s.i < len(s.data) && keyByte[s.data[s.i]] {
 		s.i++
 	}
-	return nil, false
+	if s.i == len(s.data) || s.data[s.i] != '"' { // an escape, a control byte, or the end
+		return nil, false
+	}
+	s.i++
+	return s.data[start : s.i-1], true
 }
+
+// keyByte marks the bytes a key may hold as they are (not '"', '\\' or a
+// control byte).
+var keyByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x100; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // null consumes a null if one comes next.
 func (s *scanner) null() bool {
