@@ -103,7 +103,7 @@ func benchClientCPU(ctx context.Context, h *procOwner, cfg config, r *Results) e
 	from := sender.ID()
 	sendCPU, err := profiled(h, "client-send", func() error {
 		return pipelinedAsync(ctx, 1, n, cfg.PipelineDepth, func(_, idx int) (*intercom.SendFuture, error) {
-			return cs.SendAsync(wire.SendRequest{From: from, To: "sink", Text: texts[idx]})
+			return cs.SendAsync(wire.SendRequest{From: from, To: "sink", Text: texts[idx], Lean: true})
 		}, sent.add)
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ func floodClients(ctx context.Context, h *procOwner, cfg config, name string, se
 	}
 	start := time.Now()
 	err = pipelinedAsync(ctx, senders, per, depth, func(k, idx int) (*intercom.SendFuture, error) {
-		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: mk(idx, cfg.TextBytes)})
+		return ss[k].c.SendAsync(wire.SendRequest{From: ss[k].id, To: "sink", Text: mk(idx, cfg.TextBytes), Lean: true})
 	}, sent.add)
 	if err != nil {
 		return 0, 0, 0, err

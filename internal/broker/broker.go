@@ -80,6 +80,7 @@ type Broker struct {
 	srv    *server.Server
 	nc     *nats.Conn // service connection, account INTERCOM
 	sys    *nats.Conn // system account connection, for connect/disconnect events
+	answer replyBatch // send replies sent at the end of their commit batch (send_reply.go)
 	subs   []*nats.Subscription
 	calls  calls // request handlers running
 	st     *store.Store
@@ -201,7 +202,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.ledger.load(b.st); err != nil {
 		return nil, err
 	}
-	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify})
+	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify, AfterBatch: b.flushReplies})
 	b.traces.startWriter(b.cmt, log)
 	err, natsDone = <-natsDone, nil
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 type box struct {
 	connected bool // a connection registered the session
 	holder    bool // it wants pushes on wire.Deliver(id, token)
+	batches   bool // it takes several messages in one push (delivery_batch.go)
 	idle      bool // queued messages may be delivered now
 	token     string
 	inflight  map[string]bool      // pushed to the holder, not yet acked
@@ -79,11 +80,11 @@ func (d *delivery) boxLocked(sid string) *box {
 // older stored messages (it sets dirty and the flush picks it up).
 // supervisor is the session's supervisor ("" for not known here): its
 // messages always wake it.
-func (d *delivery) attach(sid string, holder bool, token string, idle bool, supervisor string) {
+func (d *delivery) attach(sid string, holder bool, token string, idle bool, supervisor string, batches bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	bx := d.boxLocked(sid)
-	bx.connected, bx.holder, bx.token, bx.idle = true, holder, token, idle
+	bx.connected, bx.holder, bx.token, bx.idle, bx.batches = true, holder, token, idle, batches
 	if supervisor != "" { // another registration of it (a hook's holder) may not know
 		bx.wake.supervisor = supervisor
 	}
@@ -190,19 +191,20 @@ func (d *delivery) pushLocked(sid string, bx *box, msgs []wire.Message) {
 		bx.dirty = true
 		return
 	}
-	for i := range msgs {
-		if bx.eligible(&msgs[i], now) {
-			d.pushOneLocked(sid, bx, &msgs[i], now)
-		}
-	}
+	d.pushManyLocked(sid, bx, eligibleOf(bx, msgs, now), now)
 }
 
 // pushOneLocked hands one message to bx's holder and records when.
 func (d *delivery) pushOneLocked(sid string, bx *box, m *wire.Message, now time.Time) {
+	d.handOnLocked(sid, bx, m, now)
+	d.publish(wire.Deliver(sid, bx.token), m)
+}
+
+// handOnLocked records that m is being pushed to bx's holder.
+func (d *delivery) handOnLocked(sid string, bx *box, m *wire.Message, now time.Time) {
 	d.markWakeLocked(sid, bx, m, now)
 	bx.inflight[m.ID] = true
 	d.traces.record(m, now, false)
-	d.publish(wire.Deliver(sid, bx.token), m)
 }
 
 // flush pushes every eligible stored message of sid to its holder, oldest
@@ -248,10 +250,8 @@ func (d *delivery) flushLoop(sid string, bx *box) {
 			if t, ok := bx.held[msgs[i].ID]; ok && now.Before(t) && (next.IsZero() || t.Before(next)) {
 				next = t
 			}
-			if bx.eligible(&msgs[i], now) {
-				d.pushOneLocked(sid, bx, &msgs[i], now)
-			}
 		}
+		d.pushManyLocked(sid, bx, eligibleOf(bx, msgs, now), now)
 		if bx.dirty {
 			bx.dirty = false
 			d.mu.Unlock()

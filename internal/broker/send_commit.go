@@ -81,7 +81,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 		if err != nil {
 			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
 		} else {
-			respond(m, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected}})
+			b.respondSent(m, &p.req, wire.SendReply{ID: p.duplicate, To: p.toRow, Duplicate: true, Offline: !p.toRow.Connected})
 		}
 		return
 	}
@@ -96,7 +96,7 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 	known, connected := b.sessions.stored(p.msg.From.ID, to, time.Now().UTC(), a, askTimeout(p.req.TimeoutMs))
 	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy}
 	if !known { // forgotten meanwhile
-		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+		b.respondSent(m, &p.req, reply)
 		return
 	}
 	reply.Offline = !connected
@@ -116,5 +116,5 @@ func (b *Broker) afterSend(m *nats.Msg, p *preparedSend, err error) {
 	}
 	b.deliv.push(to, p.msg)
 	reply.WakeHeld = b.deliv.wakeHeld(to, p.msg.ID) // the sender is told (wake.go)
-	respond(m, wire.Reply[wire.SendReply]{Result: &reply})
+	b.respondSent(m, &p.req, reply)
 }

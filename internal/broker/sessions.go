@@ -188,7 +188,7 @@ func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOp
 		t.unmapCIDLocked(s.cid, s.ID)
 	}
 	s.cid = req.ClientID
-	t.deliv.attach(s.ID, req.Holder, req.HolderToken, s.State == wire.StateIdle, req.Supervisor)
+	t.deliv.attach(s.ID, req.Holder, req.HolderToken, s.State == wire.StateIdle, req.Supervisor, req.Batches)
 	if req.ClientID != 0 {
 		if t.byCID[req.ClientID] == nil {
 			t.byCID[req.ClientID] = map[string]bool{}

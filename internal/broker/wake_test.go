@@ -25,7 +25,7 @@ func newWakeWorld(t *testing.T, lim WakeLimits, sessions ...string) *wakeWorld {
 	d := newDelivery(nil, slog.New(slog.DiscardHandler), tk, newWaiterTable(), newTraceTable(), func(string, any) {}, lim)
 	for _, s := range sessions {
 		d.add(s)
-		d.attach(s, false, "", true, "")
+		d.attach(s, false, "", true, "", false)
 	}
 	return &wakeWorld{t: t, d: d}
 }
@@ -60,7 +60,7 @@ func (w *wakeWorld) woken(s string) {
 func TestWakeBudgetHoldsPeerWakesBeyondTheBudget(t *testing.T) {
 	t.Parallel()
 	w := newWakeWorld(t, WakeLimits{Budget: 3, Window: time.Hour}, "a", "p1", "p2", "p3", "boss", "sup")
-	w.d.attach("a", false, "", true, "sup")
+	w.d.attach("a", false, "", true, "sup", false)
 	for i := range 3 {
 		w.expect("a peer wake within the budget", "", fmt.Sprintf("p%d", i+1), "a")
 		// A second message while the first one's wake is under way rides

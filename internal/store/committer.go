@@ -30,6 +30,10 @@ type CommitterOptions struct {
 	// Errors maps a failure before an op's After sees it (to the answer a
 	// client gets); nil passes failures on as they are.
 	Errors func(error) error
+	// AfterBatch runs, in the committer's goroutine, once the After of
+	// every op of a batch has run: the broker sends the answers those
+	// queued together (its batched send replies).
+	AfterBatch func()
 }
 
 // Committer applies ops in arrival order, many per fsync'd transaction
@@ -68,6 +72,9 @@ func NewCommitter(st *Store, opts CommitterOptions) *Committer {
 	}
 	if opts.Errors == nil {
 		opts.Errors = func(err error) error { return err }
+	}
+	if opts.AfterBatch == nil {
+		opts.AfterBatch = func() {}
 	}
 	c := &Committer{st: st, opts: opts, in: make(chan Op, 4096), done: make(chan struct{})}
 	go c.loop()
@@ -157,6 +164,7 @@ func (c *Committer) loop() {
 			lingering = lingering && next.Linger
 		}
 		c.run(batch)
+		c.opts.AfterBatch()
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Acknowledgements a holder owes the broker.
@@ -22,9 +20,46 @@ import (
 // maxAckIDs is the most ids one ack request may carry (the broker's limit).
 const maxAckIDs = 10000
 
-// shownLimit bounds the ids a Session remembers; the oldest half is
-// forgotten past it (acks still owed are kept in pending regardless).
+// shownLimit bounds the ids a Session remembers handing on; the oldest half
+// is forgotten past it (acks still owed are kept regardless).
 const shownLimit = 20000
+
+// ackState is what a Session knows of one message id (one map for all of
+// it: a pushed message costs one lookup, not one per fact).
+type ackState uint8
+
+const (
+	handedOn ackState = 1 << iota // handed on (Messages), not forgotten since
+	consumed                      // handed on and acked by the consumer
+	ackOwed                       // acked; the broker has not confirmed it yet
+)
+
+// oweLocked marks id's ack owed (and consumed, if it was handed on).
+func (s *Session) oweLocked(id string) {
+	st := s.acks[id]
+	if st&handedOn != 0 {
+		st |= consumed
+	}
+	if st&ackOwed == 0 {
+		st |= ackOwed
+		s.owed++
+	}
+	s.acks[id] = st
+}
+
+// confirmedLocked records that the broker confirmed id's ack.
+func (s *Session) confirmedLocked(id string) {
+	st, ok := s.acks[id]
+	if !ok || st&ackOwed == 0 {
+		return
+	}
+	s.owed--
+	if st &^= ackOwed; st == 0 {
+		delete(s.acks, id)
+	} else {
+		s.acks[id] = st
+	}
+}
 
 // Ack confirms delivery of messages. An ack that fails is not lost: the
 // session keeps it and retries it (before re-registering after a reconnect,
@@ -36,10 +71,7 @@ func (s *Session) Ack(ctx context.Context, ids ...string) error {
 	}
 	s.mu.Lock()
 	for _, id := range ids {
-		if _, ok := s.shown[id]; ok {
-			s.shown[id] = true
-		}
-		s.pending[id] = true
+		s.oweLocked(id)
 	}
 	s.mu.Unlock()
 	err := s.sendAcks(ctx, ids)
@@ -53,7 +85,7 @@ func (s *Session) Ack(ctx context.Context, ids ...string) error {
 func (s *Session) PendingAcks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pending)
+	return s.owed
 }
 
 // RetryAcks sends every ack still owed, the session's own and those the
@@ -82,7 +114,7 @@ func (s *Session) sendAcks(ctx context.Context, ids []string) error {
 		}
 		s.mu.Lock()
 		for _, id := range chunk {
-			delete(s.pending, id)
+			s.confirmedLocked(id)
 		}
 		s.mu.Unlock()
 	}
@@ -92,9 +124,11 @@ func (s *Session) sendAcks(ctx context.Context, ids []string) error {
 func (s *Session) pendingIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.pending))
-	for id := range s.pending {
-		ids = append(ids, id)
+	ids := make([]string, 0, s.owed)
+	for id, st := range s.acks {
+		if st&ackOwed != 0 {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }
@@ -104,7 +138,7 @@ func (s *Session) pendingIDs() []string {
 func (s *Session) retryAcksLater(now bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || len(s.pending) == 0 {
+	if s.done || s.owed == 0 {
 		return
 	}
 	if now {
@@ -131,7 +165,7 @@ func (s *Session) retryLoop() {
 		}
 		t.Stop()
 		s.mu.Lock()
-		if s.done || len(s.pending) == 0 {
+		if s.done || s.owed == 0 {
 			s.retrying = false
 			s.mu.Unlock()
 			return
@@ -163,22 +197,30 @@ func (s *Session) ackBeforeRegister(ctx context.Context) {
 // admit decides what to do with a pushed message: hand it on (true), or,
 // if this session handed it on before, not again, re-acking it when the
 // consumer acked it.
-func (s *Session) admitLocked(msg wire.Message) (handOn, reack bool) {
-	acked, shown := s.shown[msg.ID]
-	if shown || s.pending[msg.ID] {
-		if acked || s.pending[msg.ID] {
-			s.pending[msg.ID] = true
+func (s *Session) admitLocked(id string) (handOn, reack bool) {
+	if st := s.acks[id]; st&(handedOn|ackOwed) != 0 {
+		if st&(consumed|ackOwed) != 0 {
+			s.oweLocked(id)
 			return false, true
 		}
 		return false, false
 	}
-	s.shown[msg.ID] = false
-	s.order = append(s.order, msg.ID)
+	s.acks[id] = handedOn
+	s.order = append(s.order, id)
 	if len(s.order) > shownLimit {
 		for _, id := range s.order[:shownLimit/2] {
-			delete(s.shown, id)
+			s.forgetLocked(id)
 		}
 		s.order = append([]string(nil), s.order[shownLimit/2:]...)
 	}
 	return true, false
+}
+
+// forgetLocked forgets that id was handed on, keeping an owed ack.
+func (s *Session) forgetLocked(id string) {
+	if st := s.acks[id]; st&ackOwed != 0 {
+		s.acks[id] = ackOwed
+	} else {
+		delete(s.acks, id)
+	}
 }

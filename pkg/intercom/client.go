@@ -64,6 +64,7 @@ type Client struct {
 	endOnce  sync.Once
 	reconn   chan struct{} // closed at the next reconnection
 	async    asyncSends    // pipelined sends (send_async.go)
+	ids      msgIDs        // client message ids (msgids.go)
 }
 
 // Connect dials the broker, starting one when none answers.
@@ -334,8 +335,9 @@ func (c *Client) SetState(ctx context.Context, id, status string, acceptsAsks *b
 // across broker restarts until ctx ends, and the broker stores it once.
 func (c *Client) Send(ctx context.Context, req wire.SendRequest) (wire.SendReply, error) {
 	if req.ClientMsgID == "" {
-		req.ClientMsgID = randomID()
+		req.ClientMsgID = c.ids.next()
 	}
+	req.BatchReply = false // its answer comes on the request's own inbox
 	res, err := callRetrying[wire.SendReply](ctx, c, wire.SubjSend, req)
 	if err != nil {
 		return wire.SendReply{}, err

@@ -10,7 +10,6 @@ import (
 	"os"
 	"sync"
 
-	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/presence"
@@ -60,14 +59,16 @@ type Session struct {
 	sub     *nats.Subscription
 	token   string // this holder's delivery token
 	msgs    chan wire.Message
+	pushed  []wire.Message // onPush's decoding buffer
 	done    bool
 	stopped chan struct{} // closed by stop
 
-	// Delivery bookkeeping (acks.go): ids handed on, true once the consumer
-	// acked them; acks the broker has not confirmed yet.
-	shown    map[string]bool
+	// Delivery bookkeeping (acks.go): per id, whether it was handed on and
+	// acked by the consumer, and whether its ack is owed (not confirmed by
+	// the broker yet); the ids handed on, oldest first; how many are owed.
+	acks     map[string]ackState
 	order    []string
-	pending  map[string]bool
+	owed     int
 	retrying bool
 	kick     chan struct{}
 }
@@ -80,7 +81,7 @@ func (c *Client) Attach(ctx context.Context, o AttachOptions) (*Session, error) 
 		}
 	}
 	s := &Session{c: c, opts: o, msgs: make(chan wire.Message, 64), status: o.Status, accept: o.AcceptsAsks,
-		stopped: make(chan struct{}), shown: map[string]bool{}, pending: map[string]bool{}, kick: make(chan struct{}, 1)}
+		stopped: make(chan struct{}), acks: map[string]ackState{}, kick: make(chan struct{}, 1)}
 	id := o.ResumeID
 	if id == "" {
 		id = o.RequestID
@@ -150,7 +151,7 @@ func (s *Session) register(ctx context.Context, id string, resume bool) (wire.Se
 	req := wire.RegisterRequest{
 		ID: id, Resume: resume, Name: name, Cwd: cwd, Project: proj, Model: s.opts.Model,
 		Status: s.status, AcceptsAsks: s.accept, ClientID: cid, Ephemeral: s.opts.Ephemeral,
-		Holder: !s.opts.NoDeliver, HolderToken: s.token, Exact: s.opts.Exact && id == s.opts.RequestID,
+		Holder: !s.opts.NoDeliver, HolderToken: s.token, Batches: !s.opts.NoDeliver, Exact: s.opts.Exact && id == s.opts.RequestID,
 		Supervisor: cmp.Or(s.opts.Supervisor, os.Getenv("INTERCOM_SUPERVISOR")),
 	}
 	s.mu.Unlock()
@@ -207,23 +208,33 @@ func (c *Client) onReconnect() {
 }
 
 func (s *Session) onPush(m *nats.Msg) {
-	var msg wire.Message
-	if err := json.Unmarshal(m.Data, &msg); err != nil {
+	// One push at a time (a subscription's handler): the buffer is ours.
+	msgs, err := wire.DecodePushed(m.Data, s.pushed[:0])
+	s.pushed = msgs[:0]
+	if err != nil {
 		s.c.log.Warn("undecodable push", "err", err)
 		return
 	}
+	handOn := msgs[:0] // in place: each is read before it is overwritten
+	reack := false
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return
 	}
-	handOn, reack := s.admitLocked(msg)
+	for i := range msgs {
+		hand, again := s.admitLocked(msgs[i].ID)
+		reack = reack || again
+		if hand {
+			handOn = append(handOn, msgs[i])
+		}
+	}
 	s.mu.Unlock()
 	if reack {
 		s.retryAcksLater(true)
 	}
-	if handOn {
-		s.msgs <- msg
+	for i := range handOn {
+		s.msgs <- handOn[i]
 	}
 }
 

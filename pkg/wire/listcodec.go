@@ -84,10 +84,18 @@ func AppendSession(dst []byte, s *Session) []byte {
 	return append(dst, '}')
 }
 
+// plainJSON marks the bytes encoding/json writes as they are in a string.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString appends v as a JSON string, as encoding/json writes it.
 func appendString(dst []byte, v string) []byte {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[v[i]] {
 			b, _ := json.Marshal(v) // escapes and invalid UTF-8: encoding/json's rules
 			return append(dst, b...)
 		}
@@ -288,6 +296,10 @@ func readShared(v *fastjson.Value, dst *string, shared map[string]string) bool {
 	b, ok := stringBytes(v)
 	if !ok {
 		return false
+	}
+	if shared == nil {
+		*dst = string(b)
+		return true
 	}
 	if str, ok := shared[string(b)]; ok {
 		*dst = str

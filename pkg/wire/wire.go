@@ -121,6 +121,9 @@ type RegisterRequest struct {
 	Ephemeral   bool   `json:"ephemeral,omitempty"`
 	Holder      bool   `json:"holder,omitempty"`       // push messages to Deliver(id, HolderToken)
 	HolderToken string `json:"holder_token,omitempty"` // the holder's delivery token (letters and digits)
+	// Batches: the holder takes several messages in one push, a JSON array
+	// of Message (DecodePushed); a broker that predates it pushes one each.
+	Batches bool `json:"batches,omitempty"`
 	// Supervisor is the session's supervisor (id or name; INTERCOM_SUPERVISOR
 	// of a run's child): its messages always wake the session.
 	Supervisor string `json:"supervisor,omitempty"`
@@ -250,6 +253,15 @@ type SendRequest struct {
 	// obligation lives.
 	WaitSubject string `json:"wait_subject,omitempty"`
 	TimeoutMs   int64  `json:"timeout_ms,omitempty"`
+	// Lean: the reply's To carries only the recipient's id and name
+	// (LeanRecipient), cheaper to write and to read for a pipelined
+	// sender. A broker that predates it sends the whole row.
+	Lean bool `json:"lean,omitempty"`
+	// BatchReply: the reply may come together with the replies of other
+	// sends committed with it to the same reply prefix (the reply subject
+	// up to its last '.'), in one message on prefix + "." + ReplyBatchToken
+	// (AppendBatchedReply). A broker that predates it answers each alone.
+	BatchReply bool `json:"batch_reply,omitempty"`
 }
 
 // SendReply reports acceptance.
