@@ -32,6 +32,8 @@ const (
 	rowHookCPU    = "hook CPU: intercom-hook PostToolUse, user+sys"
 	rowHookCLICPU = "hook CPU: intercom hook PostToolUse, user+sys"
 	rowFloorCPU   = "hook floor CPU: small Go program, user+sys"
+	rowReqFloor   = "hook floor: small Go program asking the broker once (ic.v1.ping), exec → exit"
+	rowReqCPU     = "hook floor CPU: small Go program asking the broker once, user+sys"
 	rowStormRate  = "hook storm: hooks answered"
 	rowStormCPU   = "hook storm: broker CPU per hook"
 	rowStormRSS   = "hook storm: broker RSS at the end"
@@ -93,6 +95,19 @@ func buildFloor(ctx context.Context, root string) (string, error) {
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build floor program: %v: %s", err, b)
+	}
+	return out, nil
+}
+
+// buildRequestFloor builds e2e/bench/requestfloor: the floor program plus
+// one request to the broker, with bare system calls (what intercom-hook
+// cannot do without).
+func buildRequestFloor(ctx context.Context, root string) (string, error) {
+	out := filepath.Join(root, "bin", "hook-request-floor")
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", out, "github.com/intercom-dev/intercom/e2e/bench/requestfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build request floor program: %v: %s", err, b)
 	}
 	return out, nil
 }
@@ -181,6 +196,10 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 	if err != nil {
 		return err
 	}
+	reqFloor, err := buildRequestFloor(ctx, h.root)
+	if err != nil {
+		return err
+	}
 	b, err := h.startBroker(ctx, "hooks")
 	if err != nil {
 		return err
@@ -196,8 +215,8 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 	if err := one.start(ctx, hook); err != nil {
 		return err
 	}
-	var walls, cliWalls, floors, cpus, cliCPUs, floorCPUs []time.Duration
-	for range cfg.HookN { // alternate, so drift of the machine hits all three
+	var walls, cliWalls, floors, cpus, cliCPUs, floorCPUs, reqFloors, reqCPUs []time.Duration
+	for range cfg.HookN { // alternate, so drift of the machine hits all four
 		_, d, cpu, err := one.hookTimed(ctx, hook, "PostToolUse", one.post)
 		if err != nil {
 			return err
@@ -215,6 +234,13 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 			return fmt.Errorf("floor program: %w", err)
 		}
 		floors, floorCPUs = append(floors, time.Since(t0)), append(floorCPUs, processCPU(fc))
+		rc := exec.CommandContext(ctx, reqFloor)
+		rc.Env, rc.Stdin = one.env, bytes.NewReader(one.post)
+		t0 = time.Now()
+		if out, err := rc.CombinedOutput(); err != nil {
+			return fmt.Errorf("request floor program: %w: %s", err, out)
+		}
+		reqFloors, reqCPUs = append(reqFloors, time.Since(t0)), append(reqCPUs, processCPU(rc))
 	}
 	r.lat(rowHookWall, "ms", walls)
 	r.lat(rowHookCLI, "ms", cliWalls)
@@ -222,6 +248,8 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 	r.lat(rowHookCPU, "ms", cpus)
 	r.lat(rowHookCLICPU, "ms", cliCPUs)
 	r.lat(rowFloorCPU, "ms", floorCPUs)
+	r.lat(rowReqFloor, "ms", reqFloors)
+	r.lat(rowReqCPU, "ms", reqCPUs)
 	// Within one run: the machine is shared and noisy, ratios are what compare.
 	if f := median(floors); f > 0 {
 		r.Ratios["hook_p50_vs_floor"] = round3(float64(median(walls)) / float64(f))
@@ -229,6 +257,12 @@ func benchHooks(ctx context.Context, h *procOwner, cfg config, r *Results) error
 	}
 	if f := median(floorCPUs); f > 0 {
 		r.Ratios["hook_cpu_p50_vs_floor"] = round3(float64(median(cpus)) / float64(f))
+	}
+	if f := median(reqFloors); f > 0 {
+		r.Ratios["hook_p50_vs_request_floor"] = round3(float64(median(walls)) / float64(f))
+	}
+	if f := median(reqCPUs); f > 0 {
+		r.Ratios["hook_cpu_p50_vs_request_floor"] = round3(float64(median(cpus)) / float64(f))
 	}
 	return hookStorm(ctx, h, cfg, r, b, hook)
 }
