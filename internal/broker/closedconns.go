@@ -3,8 +3,8 @@ package broker
 import "time"
 
 // closedMemory is how long the broker remembers at least that a connection
-// closed (a register racing its own connection's close, a connect event
-// handled after the disconnect: sessions.go, register.go).
+// closed (a register racing its own connection's close: sessions.go,
+// register.go).
 const closedMemory = time.Minute
 
 // closedConns is the set of connections that closed lately: each is

@@ -122,13 +122,6 @@ func (t *sessionTable) holderOther(sid string, cid uint64) uint64 {
 	return 0
 }
 
-// connGone reports whether connection cid closed lately.
-func (t *sessionTable) connGone(cid uint64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.gone.has(cid)
-}
-
 // registration is the outcome of register.
 type registration struct {
 	row     wire.Session
