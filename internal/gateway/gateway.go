@@ -153,7 +153,6 @@ func (g *Gateway) accept(ln *net.UnixListener) {
 		}
 		g.wg.Add(1)
 		go g.splice(c, pid, g.spares.take())
-		g.spares.fill()
 	}
 }
 
@@ -215,7 +214,11 @@ func (g *Gateway) splice(c *net.UnixConn, pid int, sc *serverConn) {
 		g.watch.Opened(sc.cid)
 		defer g.watch.Closed(sc.cid)
 	}
-	if _, err := c.Write(sc.first); err != nil {
+	_, err := c.Write(sc.first)
+	// The next client's spare is dialled once this one has its INFO: a
+	// goroutine started before would run first.
+	g.spares.fill()
+	if err != nil {
 		return
 	}
 	done := make(chan struct{})
