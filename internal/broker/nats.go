@@ -228,9 +228,10 @@ func (b *Broker) subscribe() error {
 	return nil
 }
 
-// drainRequests stops taking requests and events: every subscription
-// handles what it has received and ends, then the last handler returns.
-// The committer is still running meanwhile (handlers submit to it).
+// drainRequests stops taking requests and the gateway's connection news
+// (connWatcher): every subscription handles what it has received and ends,
+// then the last handler returns. The committer is still running meanwhile
+// (handlers submit to it).
 func (b *Broker) drainRequests() {
 	var ended []<-chan nats.SubStatus
 	for _, sub := range b.subs {
