@@ -88,7 +88,7 @@ func serveFloor(dir string) error {
 	if err := resp.Flush(); err != nil {
 		return err
 	}
-	gw, err := gateway.Listen(filepath.Join(dir, "gw.sock"), srv.InProcessConn, slog.New(slog.DiscardHandler))
+	gw, err := gateway.Listen(filepath.Join(dir, "gw.sock"), srv.InProcessConn, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,6 @@ type Broker struct {
 	log    *slog.Logger
 	srv    *server.Server
 	nc     *nats.Conn // service connection, account INTERCOM
-	sys    *nats.Conn // system account connection, for connect/disconnect events
 	answer replyBatch // send replies sent at the end of their commit batch (send_reply.go)
 	subs   []*nats.Subscription
 	calls  calls // request handlers running
@@ -211,7 +210,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.subscribe(); err != nil {
 		return nil, err
 	}
-	if b.gw, err = gateway.Listen(l.Socket, b.srv.InProcessConn, log.With("component", "gateway")); err != nil {
+	if b.gw, err = gateway.Listen(l.Socket, b.srv.InProcessConn, connWatcher{b}, log.With("component", "gateway")); err != nil {
 		return nil, err
 	}
 	b.gwDone = make(chan struct{})

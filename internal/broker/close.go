@@ -75,9 +75,6 @@ func (b *Broker) shutdown() error {
 	if b.nc != nil {
 		b.nc.Close()
 	}
-	if b.sys != nil {
-		b.sys.Close()
-	}
 	var closeErr error
 	if b.st != nil {
 		closeErr = b.closeStore()

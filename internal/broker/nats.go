@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
+	"github.com/intercom-dev/intercom/internal/gateway"
 	"github.com/intercom-dev/intercom/internal/natslog"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -23,10 +24,8 @@ import (
 
 const (
 	accountName = "INTERCOM"
-	sysAccount  = "SYS"
 	agentUser   = "agent"
 	brokerUser  = "broker"
-	sysUser     = "sys"
 )
 
 func randomSecret() string {
@@ -37,8 +36,7 @@ func randomSecret() string {
 
 func (b *Broker) startNATS() error {
 	acc := server.NewAccount(accountName)
-	sysAcc := server.NewAccount(sysAccount)
-	brokerPass, sysPass := randomSecret(), randomSecret()
+	brokerPass := randomSecret()
 	agentPerms := &server.Permissions{
 		Publish: &server.SubjectPermission{
 			Allow: []string{wire.SubjectPrefix + "*", wire.SubjectPrefix + "bridge.*", "_INBOX.>"},
@@ -48,17 +46,24 @@ func (b *Broker) startNATS() error {
 		},
 	}
 	sopts := &server.Options{
-		ServerName:    "intercom-broker",
-		DontListen:    true,
-		NoSigs:        true,
-		MaxPayload:    8 << 20,
-		MaxPending:    64 << 20,
-		Accounts:      []*server.Account{acc, sysAcc},
-		SystemAccount: sysAccount,
+		ServerName: "intercom-broker",
+		DontListen: true,
+		NoSigs:     true,
+		MaxPayload: 8 << 20,
+		MaxPending: 64 << 20,
+		Accounts:   []*server.Account{acc},
+		// No system account: the broker learns of its clients' connections
+		// from the gateway (connWatcher), and the server's own events
+		// (connect, disconnect, the account's connection counts: six
+		// JSON-encoded messages a connection) were a sixth of the CPU a
+		// hook's connection cost it.
+		NoSystemAccount: true,
+		// A spare connection the gateway dials ahead waits for its client
+		// without a CONNECT (gateway.ServerAuthTimeout).
+		AuthTimeout: gateway.ServerAuthTimeout.Seconds(),
 		Users: []*server.User{
 			{Username: agentUser, Password: randomSecret(), Account: acc, Permissions: agentPerms},
 			{Username: brokerUser, Password: brokerPass, Account: acc},
-			{Username: sysUser, Password: sysPass, Account: sysAcc},
 		},
 		NoAuthUser: agentUser,
 	}
@@ -76,9 +81,6 @@ func (b *Broker) startNATS() error {
 	}
 	if b.nc, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(brokerUser, brokerPass), nats.Name("intercom-broker"), nats.NoReconnect()); err != nil {
 		return fmt.Errorf("connect service: %w", err)
-	}
-	if b.sys, err = nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(sysUser, sysPass), nats.Name("intercom-broker-sys"), nats.NoReconnect()); err != nil {
-		return fmt.Errorf("connect system account: %w", err)
 	}
 	return nil
 }
@@ -218,32 +220,18 @@ func (b *Broker) subscribe() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("subscribe api: %w", err)
 	}
-	// One subscription for both connection events: a client's CONNECT and
-	// DISCONNECT are then handled in the order the server emitted them (two
-	// subscriptions run their handlers concurrently, and a disconnect handled
-	// first would leave the client counted forever).
-	connect, disconnect := fmt.Sprintf("$SYS.ACCOUNT.%s.CONNECT", accountName), fmt.Sprintf("$SYS.ACCOUNT.%s.DISCONNECT", accountName)
-	if err := b.listen(b.sys, fmt.Sprintf("$SYS.ACCOUNT.%s.*", accountName), func(m *nats.Msg) {
-		switch m.Subject {
-		case connect:
-			b.onConnect(m)
-		case disconnect:
-			b.onDisconnect(m)
-		}
-	}); err != nil {
-		return fmt.Errorf("subscribe events: %w", err)
-	}
-	// Both connections' subscriptions must be live in the server before the
-	// gateway accepts a client, or its first request finds no responder.
+	// The subscriptions must be live in the server before the gateway
+	// accepts a client, or its first request finds no responder.
 	if err := b.nc.Flush(); err != nil {
 		return fmt.Errorf("subscribe api: %w", err)
 	}
-	return b.sys.Flush()
+	return nil
 }
 
-// drainRequests stops taking requests and events: every subscription
-// handles what it has received and ends, then the last handler returns.
-// The committer is still running meanwhile (handlers submit to it).
+// drainRequests stops taking requests and the gateway's connection news
+// (connWatcher): every subscription handles what it has received and ends,
+// then the last handler returns. The committer is still running meanwhile
+// (handlers submit to it).
 func (b *Broker) drainRequests() {
 	var ended []<-chan nats.SubStatus
 	for _, sub := range b.subs {

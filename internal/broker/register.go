@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/valyala/fastjson"
 
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -83,52 +81,32 @@ func (b *Broker) setState(req wire.StateRequest) (*wire.Session, error) {
 	return &out, nil
 }
 
-func (b *Broker) onConnect(m *nats.Msg) {
-	cid, ok := eventClient(m.Data)
-	if !ok {
+// connWatcher is the gateway's word on the client connections (every one
+// but the broker's own comes through it): one opening counts a client (the
+// idle exit, stats), one closing detaches the sessions it held. The gateway
+// tells of a connection's opening before the client can send, and of its
+// closing after, from one goroutine: the two never cross. Once the broker
+// is stopping, neither is heeded (as no request is).
+type connWatcher struct{ b *Broker }
+
+func (w connWatcher) Opened(cid uint64) {
+	if !w.b.calls.enter() {
 		return
 	}
-	// A connection that closed before its authorisation finished has its
-	// disconnect event reported on another account: ask the server.
-	if !b.connOpen(cid) {
-		return
-	}
-	// Connection events are handled one at a time (subscribe), so the
-	// connection cannot close between this check and the count.
-	if b.sessions.connGone(cid) {
-		return
-	}
-	b.idle.connected(cid)
+	defer w.b.calls.leave()
+	w.b.idle.connected(cid)
 }
 
-func (b *Broker) onDisconnect(m *nats.Msg) {
-	cid, ok := eventClient(m.Data)
-	if !ok {
+func (w connWatcher) Closed(cid uint64) {
+	b := w.b
+	if !b.calls.enter() {
 		return
 	}
+	defer b.calls.leave()
 	for _, d := range b.sessions.connClosed(cid) {
 		b.afterDetach(d, "disconnected")
 	}
 	b.idle.disconnected(cid)
-}
-
-// eventClient reads the client id of a connect or disconnect event
-// (server.ConnectEventMsg, server.DisconnectEventMsg: client.id), false
-// for the broker's own connections and for what it cannot read. Only the
-// two fields are read (fastjson): every hook is a connection and so two
-// events, and decoding their whole structs was 8% of the broker's CPU in a
-// storm of hooks.
-func eventClient(data []byte) (uint64, bool) {
-	v, err := fastjson.ParseBytes(data)
-	if err != nil {
-		return 0, false
-	}
-	c := v.Get("client")
-	if c == nil || string(c.GetStringBytes("user")) == brokerUser {
-		return 0, false
-	}
-	id := c.GetUint64("id")
-	return id, id != 0
 }
 
 // connOpen reports whether the NATS client cid is connected now.

@@ -48,7 +48,7 @@ type sessionTable struct {
 	mu      sync.Mutex
 	byID    map[string]*session
 	byCID   map[uint64]map[string]bool // holding connection -> its session ids
-	gone    map[uint64]time.Time       // recently closed connections (register races)
+	gone    closedConns                // recently closed connections (register races)
 	targets map[string]string          // display targets; nil after sessions change
 	index   *targetIndex               // send targets by name; nil with targets
 	order   []*session                 // sessions in list order (list.go); nil after sessions change
@@ -58,7 +58,7 @@ type sessionTable struct {
 }
 
 func newSessionTable(asks *askTable, deliv *delivery) *sessionTable {
-	return &sessionTable{byID: map[string]*session{}, byCID: map[uint64]map[string]bool{}, gone: map[uint64]time.Time{}, asks: asks, deliv: deliv}
+	return &sessionTable{byID: map[string]*session{}, byCID: map[uint64]map[string]bool{}, asks: asks, deliv: deliv}
 }
 
 // load reads the stored sessions, all disconnected.
@@ -122,14 +122,6 @@ func (t *sessionTable) holderOther(sid string, cid uint64) uint64 {
 	return 0
 }
 
-// connGone reports whether connection cid closed lately.
-func (t *sessionTable) connGone(cid uint64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, closed := t.gone[cid]
-	return closed
-}
-
 // registration is the outcome of register.
 type registration struct {
 	row     wire.Session
@@ -143,7 +135,7 @@ type registration struct {
 func (t *sessionTable) register(req wire.RegisterRequest, prevCID uint64, prevOpen bool, now time.Time) (registration, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, closed := t.gone[req.ClientID]; closed && req.ClientID != 0 {
+	if req.ClientID != 0 && t.gone.has(req.ClientID) {
 		// The connection closed between the caller's check and now: do not
 		// mark a session connected to it forever.
 		return registration{}, wire.Errorf(wire.CodeBadRequest, "register: connection %d is not open", req.ClientID)
@@ -232,14 +224,7 @@ func (t *sessionTable) detachLocked(s *session) detached {
 func (t *sessionTable) connClosed(cid uint64) []detached {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.gone[cid] = time.Now()
-	if len(t.gone) > 10000 {
-		for c, at := range t.gone {
-			if time.Since(at) > time.Minute {
-				delete(t.gone, c)
-			}
-		}
-	}
+	t.gone.add(cid, time.Now())
 	var out []detached
 	for sid := range t.byCID[cid] {
 		if s := t.byID[sid]; s != nil && s.cid == cid {

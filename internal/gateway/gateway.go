@@ -1,7 +1,10 @@
 // Package gateway exposes the embedded NATS server on a private Unix socket.
 // Each accepted connection has its peer uid checked (SO_PEERCRED on Linux,
-// LOCAL_PEERCRED on macOS) against the broker's own and is then spliced to an in-process NATS connection; the
-// server itself never listens on any network port.
+// LOCAL_PEERCRED on macOS) against the broker's own and is then spliced to
+// an in-process NATS connection, one of the spares dialled ahead when there
+// is one (spares.go); the server itself never listens on any network port.
+// The gateway tells a Watcher when each spliced connection opens and
+// closes, and remembers the pid behind each (peers.go).
 package gateway
 
 import (
@@ -20,37 +23,52 @@ import (
 // Dialer opens a new in-process connection to the NATS server.
 type Dialer func() (net.Conn, error)
 
+// Watcher is told of the spliced connections by the client id the server
+// gave each: Opened before the client can send anything, Closed once the
+// splice has ended (both directions). The two calls for one connection
+// come in that order from one goroutine; calls for different connections
+// may come concurrently.
+type Watcher interface {
+	Opened(cid uint64)
+	Closed(cid uint64)
+}
+
 // Gateway accepts Unix connections and splices them to NATS. It re-creates
 // its socket when the file or its directory disappears (see heal.go).
 type Gateway struct {
-	path  string
-	dial  Dialer
-	log   *slog.Logger
-	uid   int
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	ln    *net.UnixListener // the current listener; nil once stopped
-	ident fileIdentity      // of the socket file ln created
-	swap  chan struct{}     // closed and renewed when ln is replaced or stopped
-	conns map[net.Conn]struct{}
-	peers peerTable // NATS client id -> peer pid (peers.go)
-	once  sync.Once
-	stop  sync.Once
-	quit  chan struct{} // closed by StopAccepting
+	path   string
+	dial   Dialer
+	watch  Watcher // nil: nobody is told
+	spares sparePool
+	log    *slog.Logger
+	uid    int
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	ln     *net.UnixListener // the current listener; nil once stopped
+	ident  fileIdentity      // of the socket file ln created
+	swap   chan struct{}     // closed and renewed when ln is replaced or stopped
+	conns  map[net.Conn]struct{}
+	peers  peerTable // NATS client id -> peer pid (peers.go)
+	once   sync.Once
+	stop   sync.Once
+	quit   chan struct{} // closed by StopAccepting
 	// noWatch makes the gateway poll its socket instead of watching its
 	// directory (tests of the fallback); set before Serve.
 	noWatch bool
 }
 
 // Listen creates the socket at path with mode 0600. A stale socket file (one
-// that refuses connections) is removed first; a live one is an error.
-func Listen(path string, dial Dialer, log *slog.Logger) (*Gateway, error) {
+// that refuses connections) is removed first; a live one is an error. w,
+// if not nil, is told of each connection spliced.
+func Listen(path string, dial Dialer, w Watcher, log *slog.Logger) (*Gateway, error) {
 	ln, ident, err := listen(path, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{ln: ln, ident: ident, path: path, dial: dial, log: log, uid: os.Getuid(),
-		conns: map[net.Conn]struct{}{}, swap: make(chan struct{}), quit: make(chan struct{})}, nil
+	g := &Gateway{ln: ln, ident: ident, path: path, dial: dial, watch: w, log: log, uid: os.Getuid(),
+		conns: map[net.Conn]struct{}{}, swap: make(chan struct{}), quit: make(chan struct{})}
+	g.spares = sparePool{dial: dial, log: log, wg: &g.wg, life: spareLife}
+	return g, nil
 }
 
 // listen removes a stale socket at path and listens there, mode 0600.
@@ -97,7 +115,8 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		case <-g.quit:
 		}
 	}()
-	go g.watch()
+	go g.watchSocket()
+	g.spares.fill()
 	for {
 		g.mu.Lock()
 		ln, swapped := g.ln, g.swap
@@ -133,7 +152,7 @@ func (g *Gateway) accept(ln *net.UnixListener) {
 			continue
 		}
 		g.wg.Add(1)
-		go g.splice(c, pid)
+		go g.splice(c, pid, g.spares.take())
 	}
 }
 
@@ -169,29 +188,43 @@ func (g *Gateway) track(c net.Conn, add bool) bool {
 	return true
 }
 
-func (g *Gateway) splice(c *net.UnixConn, pid int) {
+// splice joins client c (process pid) to the server through sc, or
+// through a connection dialled now when sc is nil, until either side
+// closes.
+func (g *Gateway) splice(c *net.UnixConn, pid int, sc *serverConn) {
 	defer g.wg.Done()
 	defer c.Close()
-	ic, err := g.dial()
-	if err != nil {
-		g.log.Warn("open in-process connection", "err", err)
-		return
+	if sc == nil {
+		var err error
+		if sc, err = openServerConn(g.dial); err != nil {
+			g.log.Warn("open in-process connection", "err", err)
+			return
+		}
 	}
+	ic := sc.ic
 	defer ic.Close()
 	if !g.track(c, true) {
 		return
 	}
 	defer g.track(c, false)
-	done := make(chan struct{}, 2)
-	go func() { copyPooled(ic, c); ic.Close(); done <- struct{}{} }()
-	go func() {
-		cid := g.peers.learn(ic, c, pid)
-		defer g.peers.forget(cid)
-		copyPooled(c, ic)
-		c.Close()
-		done <- struct{}{}
-	}()
-	<-done
+	// The client id is known before the client can send anything.
+	g.peers.record(sc.cid, pid)
+	defer g.peers.forget(sc.cid)
+	if g.watch != nil && sc.cid != 0 {
+		g.watch.Opened(sc.cid)
+		defer g.watch.Closed(sc.cid)
+	}
+	_, err := c.Write(sc.first)
+	// The next client's spare is dialled once this one has its INFO: a
+	// goroutine started before would run first.
+	g.spares.fill()
+	if err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { copyPooled(c, ic); c.Close(); close(done) }()
+	copyPooled(ic, c)
+	ic.Close()
 	<-done
 }
 
@@ -207,11 +240,13 @@ func copyPooled(dst io.Writer, src io.Reader) {
 	spliceBuffers.Put(buf)
 }
 
-// StopAccepting closes the listener (removing the socket) and stops
-// re-creating it; spliced connections go on until Close. It is idempotent.
+// StopAccepting closes the listener (removing the socket) and the spares,
+// and stops re-creating the socket; spliced connections go on until Close.
+// It is idempotent.
 func (g *Gateway) StopAccepting() {
 	g.stop.Do(func() {
 		close(g.quit)
+		g.spares.close()
 		g.mu.Lock()
 		ln := g.ln
 		g.ln = nil

@@ -45,10 +45,10 @@ func (g *Gateway) ownsPath() bool {
 	return err == nil && id != (fileIdentity{}) && id == g.ident
 }
 
-// watch re-creates the socket whenever its file or directory disappears (a
+// watchSocket re-creates the socket whenever its file or directory disappears (a
 // temp-dir cleaner, a user's rm): connected clients keep their connections,
 // new ones find the socket again. A failure is logged once until it changes.
-func (g *Gateway) watch() {
+func (g *Gateway) watchSocket() {
 	dir := filepath.Dir(g.path)
 	// A watcher of its own for each directory watched: inotify's notice
 	// that an old directory's watch ended can come after the new one began.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,11 +12,34 @@ import (
 	"time"
 )
 
-// echoDialer stands in for the NATS server: each connection echoes.
+// echoDialer stands in for the NATS server: each connection says INFO
+// (naming no client id) and then echoes.
 func echoDialer() (net.Conn, error) {
 	a, b := net.Pipe()
-	go func() { _, _ = io.Copy(b, b); b.Close() }()
+	go func() {
+		if _, err := io.WriteString(b, testInfo); err == nil {
+			_, _ = io.Copy(b, b)
+		}
+		b.Close()
+	}()
 	return a, nil
+}
+
+// testInfo is the INFO line of echoDialer's connections.
+const testInfo = "INFO {}\r\n"
+
+// dialEcho connects to the gateway at path and reads the INFO line.
+func dialEcho(path string) (net.Conn, error) {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, len(testInfo))
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != testInfo {
+		c.Close()
+		return nil, fmt.Errorf("INFO: %q, %v", b, err)
+	}
+	return c, nil
 }
 
 // awaitSocket waits (bounded, not timed) until path is a socket that echoes.
@@ -23,7 +47,7 @@ func awaitSocket(t *testing.T, what, path string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if c, err := net.Dial("unix", path); err == nil {
+		if c, err := dialEcho(path); err == nil {
 			_, werr := c.Write([]byte("x"))
 			var b [1]byte
 			_, rerr := io.ReadFull(c, b[:])
@@ -60,7 +84,7 @@ func checkRecreated(t *testing.T, poll bool) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "broker.sock")
-	g, err := Listen(path, echoDialer, slog.New(slog.DiscardHandler))
+	g, err := Listen(path, echoDialer, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +94,7 @@ func checkRecreated(t *testing.T, poll bool) {
 	go func() { defer close(served); _ = g.Serve(ctx) }()
 	defer func() { cancel(); g.Close(); <-served }()
 	awaitSocket(t, "at start", path)
-	old, err := net.Dial("unix", path)
+	old, err := dialEcho(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"net"
 	"strings"
 	"sync"
 
@@ -20,38 +19,28 @@ type peerTable struct {
 // maxInfoLine bounds the server's INFO line read at connection start.
 const maxInfoLine = 64 << 10
 
-// learn reads the server's first bytes on ic (the INFO line naming the
-// client id, written at once), records pid under that id and then passes
-// the bytes on to c (so the id is known before the client can send
-// anything). It returns the id, 0 when the bytes named none (nothing
-// recorded). It never waits for more than one read.
-func (t *peerTable) learn(ic net.Conn, c net.Conn, pid int) uint64 {
-	buf := make([]byte, 4096)
-	n, err := ic.Read(buf)
-	first := buf[:n]
-	var cid uint64
-	if line, _, ok := strings.Cut(string(first), "\n"); ok && pid > 0 {
-		cid = infoClientID(line)
-	}
-	if cid != 0 {
-		t.mu.Lock()
-		if t.pids == nil {
-			t.pids = map[uint64]int{}
-		}
-		t.pids[cid] = pid
-		t.mu.Unlock()
-	}
-	if n > 0 {
-		if _, werr := c.Write(first); werr != nil {
-			t.forget(cid)
-			return 0
-		}
-	}
-	if err != nil {
-		t.forget(cid)
+// firstClientID is the client id named by the INFO line that starts first
+// (the server's first bytes on a connection), 0 when they name none.
+func firstClientID(first []byte) uint64 {
+	line, _, ok := strings.Cut(string(first), "\n")
+	if !ok {
 		return 0
 	}
-	return cid
+	return infoClientID(line)
+}
+
+// record remembers that client cid is process pid (a pid of 0, unknown,
+// and a cid of 0, none, are not recorded).
+func (t *peerTable) record(cid uint64, pid int) {
+	if cid == 0 || pid <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pids == nil {
+		t.pids = map[uint64]int{}
+	}
+	t.pids[cid] = pid
 }
 
 // infoClientID is the client_id of a NATS INFO line, 0 when it has none.
