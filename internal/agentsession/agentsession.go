@@ -26,6 +26,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/ascii"
 	"github.com/intercom-dev/intercom/internal/atomicfile"
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/wire"
@@ -70,14 +71,33 @@ func (s Agents) Load(p proctree.Proc) (Binding, bool) {
 	if err != nil {
 		return Binding{}, false
 	}
-	var b Binding
-	if json.Unmarshal(data, &b) != nil || b.Session == "" {
+	b, ok := decodeBinding(data)
+	if !ok || b.Session == "" {
 		return Binding{}, false
 	}
 	if boot, err := proctree.Boot(); err != nil || boot != b.Boot {
 		return Binding{}, false
 	}
 	return b, true
+}
+
+// decodeBinding reads a binding file as json.Unmarshal does, without its
+// reflection (jsonfields) when it can.
+func decodeBinding(data []byte) (Binding, bool) {
+	var b Binding
+	if jsonfields.Decode(data,
+		jsonfields.Field{Key: "session", Into: &b.Session},
+		jsonfields.Field{Key: "name", Into: &b.Name},
+		jsonfields.Field{Key: "harness", Into: &b.Harness},
+		jsonfields.Field{Key: "harness_sessions", Into: &b.Seen},
+		jsonfields.Field{Key: "hooks", Into: &b.Hooks},
+		jsonfields.Field{Key: "pid", Into: &b.Pid},
+		jsonfields.Field{Key: "start", Into: &b.Start},
+		jsonfields.Field{Key: "boot", Into: &b.Boot}) {
+		return b, true
+	}
+	b = Binding{}
+	return b, json.Unmarshal(data, &b) == nil
 }
 
 // Save writes b atomically, then removes bindings of harnesses that ended.

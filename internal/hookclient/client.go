@@ -91,7 +91,7 @@ func (c *Client) Close() { _ = c.k.c.Close() }
 // has no responder to subj is wire.ErrNoBoundary for the boundary request
 // and spawn.ErrNoBroker otherwise.
 func call[Res any](ctx context.Context, c *Client, subj string, req any, decode func([]byte) (wire.Reply[Res], error)) (*Res, error) {
-	data, err := json.Marshal(req)
+	data, err := encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", subj, err)
 	}
@@ -122,6 +122,15 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 		return nil, fmt.Errorf("%s: empty reply", subj)
 	}
 	return out.Result, nil
+}
+
+// encode is req as JSON: its own AppendJSON where it has one (no
+// reflection), else json.Marshal.
+func encode(req any) ([]byte, error) {
+	if a, ok := req.(interface{ AppendJSON([]byte) []byte }); ok {
+		return a.AppendJSON(nil), nil
+	}
+	return json.Marshal(req)
 }
 
 func isTimeout(err error) bool {

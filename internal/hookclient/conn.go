@@ -12,6 +12,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 )
 
 // The NATS client protocol, as much of it as one-shot request/reply needs
@@ -48,7 +50,10 @@ func handshake(c net.Conn, deadline time.Time) (*conn, error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
-	k := &conn{c: c, r: bufio.NewReaderSize(c, 32<<10), maxPayload: defaultMaxPayload}
+	// 4 KiB: an INFO or a reply without messages is a few hundred bytes, a
+	// larger payload is read past the buffer, and each zeroed page of a
+	// buffer costs a fresh process a page fault.
+	k := &conn{c: c, r: bufio.NewReaderSize(c, 4<<10), maxPayload: defaultMaxPayload}
 	line, err := k.line()
 	if err != nil {
 		return nil, fmt.Errorf("read the broker's greeting: %w", err)
@@ -57,10 +62,14 @@ func handshake(c net.Conn, deadline time.Time) (*conn, error) {
 	if !ok {
 		return nil, fmt.Errorf("the broker's greeting is not NATS INFO: %.40q", line)
 	}
-	var info struct {
+	var info struct { // of the INFO's fields, only this one matters here
 		MaxPayload int `json:"max_payload"`
 	}
-	if json.Unmarshal(rest, &info) == nil && info.MaxPayload > 0 {
+	if !jsonfields.Decode(rest, jsonfields.Field{Key: "max_payload", Into: &info.MaxPayload}) {
+		info.MaxPayload = 0
+		_ = json.Unmarshal(rest, &info)
+	}
+	if info.MaxPayload > 0 {
 		k.maxPayload = info.MaxPayload
 	}
 	// The inbox needs to be unique, not secret (as nats.go's nuid): no
