@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/jsonfields"
+	"github.com/intercom-dev/intercom/internal/unixsock"
 )
 
 // The NATS client protocol, as much of it as one-shot request/reply needs
@@ -34,9 +34,10 @@ const defaultMaxPayload = 8 << 20
 var errNoResponders = errors.New("no responders")
 
 // conn is one NATS connection through the broker's gateway, used by one
-// goroutine at a time.
+// goroutine at a time: blocking system calls on the socket (package
+// unixsock), no network poller.
 type conn struct {
-	c          net.Conn
+	c          *unixsock.Conn
 	r          *bufio.Reader
 	inbox      string // reply subjects are inbox + "." + n
 	next       uint64
@@ -46,7 +47,7 @@ type conn struct {
 // handshake reads the server's INFO and subscribes to the replies. It does
 // not wait for the server's word on CONNECT: an error comes back on the
 // first request.
-func handshake(c net.Conn, deadline time.Time) (*conn, error) {
+func handshake(c *unixsock.Conn, deadline time.Time) (*conn, error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, err
 	}

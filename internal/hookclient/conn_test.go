@@ -151,3 +151,35 @@ func TestRequestDeadline(t *testing.T) {
 		t.Fatalf("a request the broker never answers: %v; want the context's deadline", err)
 	}
 }
+
+// A context cancelled while a request waits (no deadline: the hook's
+// --hold wait, ended by a signal) ends it at once with the context's
+// error; the request timeout of a context without a deadline is a broker
+// that does not answer.
+func TestRequestCancelAndTimeout(t *testing.T) {
+	home, _ := scripted(t, info, func(string) string { return "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := Connect(ctx, Options{Home: home, NoSpawn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	t0 := time.Now()
+	if _, err := c.SetState(ctx, "s", "idle", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a request whose context is cancelled: %v; want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("the cancelled request returned after %v", d)
+	}
+
+	home, _ = scripted(t, info, func(string) string { return "" })
+	c2, err := Connect(context.Background(), Options{Home: home, NoSpawn: true, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.SetState(context.Background(), "s", "idle", nil); !errors.Is(err, spawn.ErrNoBroker) || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("a request the broker never answers, no context deadline: %v; want ErrNoBroker, no answer", err)
+	}
+}
