@@ -69,12 +69,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := handshake(nc, deadline(ctx, o.Timeout))
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("%w: %v", spawn.ErrNoBroker, err)
-	}
-	return &Client{k: k, layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
+	return &Client{k: newConn(nc), layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
 }
 
 // Home is the home this client's broker serves.
