@@ -32,24 +32,16 @@ var parsers fastjson.ParserPool
 // encoding/json could read data differently or fail: data is not one
 // object, a member's value is not of its field's type (or a string not
 // UTF-8), a key matches a field's only case-insensitively (encoding/json
-// takes it), or data holds an escaped UTF-16 surrogate (fastjson reads a
-// lone one differently). Of invalid JSON it may read more than
-// encoding/json does (a number with a leading zero, an unknown escape).
+// takes it), or data holds an escaped UTF-16 surrogate or an escape JSON
+// does not have (fastjson reads them differently). Of invalid JSON it may
+// read more than encoding/json does (a number with a leading zero).
 func Decode(data []byte, fields ...Field) bool {
-	if HasSurrogateEscape(data) {
-		return false
-	}
 	p := parsers.Get()
 	defer parsers.Put(p)
-	v, err := p.ParseBytes(data)
-	if err != nil {
+	obj, ok := object(p, data)
+	if !ok {
 		return false
 	}
-	obj, err := v.Object()
-	if err != nil {
-		return false
-	}
-	ok := true
 	obj.Visit(func(k []byte, v *fastjson.Value) { // in order: of a repeated key the last counts, as in encoding/json
 		if !ok {
 			return
@@ -66,6 +58,20 @@ func Decode(data []byte, fields ...Field) bool {
 		}
 	})
 	return ok
+}
+
+// object parses data with p as one object, false where fastjson could read
+// it otherwise than encoding/json.
+func object(p *fastjson.Parser, data []byte) (*fastjson.Object, bool) {
+	if HasSurrogateEscape(data) || hasUnknownEscape(data) {
+		return nil, false
+	}
+	v, err := p.ParseBytes(data)
+	if err != nil {
+		return nil, false
+	}
+	obj, err := v.Object()
+	return obj, err == nil
 }
 
 func read(v *fastjson.Value, into any) bool {
@@ -120,6 +126,22 @@ func integer(v *fastjson.Value) ([]byte, bool) {
 	}
 	n := v.MarshalTo(nil)
 	return n, bytes.IndexAny(n, ".eE") < 0
+}
+
+// hasUnknownEscape reports whether data holds a backslash that no JSON
+// escape follows (encoding/json refuses it; fastjson keeps it as text).
+// Outside strings JSON has no backslash, so any there counts too.
+func hasUnknownEscape(data []byte) bool {
+	for {
+		i := bytes.IndexByte(data, '\\')
+		if i < 0 {
+			return false
+		}
+		if i+1 >= len(data) || strings.IndexByte(`"\/bfnrtu`, data[i+1]) < 0 {
+			return true
+		}
+		data = data[i+2:] // past the escaped character
+	}
 }
 
 // HasSurrogateEscape reports whether data holds an escaped UTF-16

@@ -74,3 +74,16 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { check(t, data) })
 }
+
+// An escape JSON does not have is left to encoding/json (which refuses
+// it), not read as text.
+func TestUnknownEscapeLeftToUnmarshal(t *testing.T) {
+	for _, s := range []string{`{"s":"a\qb"}`, `{"s":"a\x41"}`, `{"s":"x"}\`} {
+		if _, ok := decodeSample([]byte(s)); ok {
+			t.Errorf("Decode read %q", s)
+		}
+	}
+	if v, ok := decodeSample([]byte(`{"s":"a\\q\/\u00e9\n"}`)); !ok || v.S != "a\\q/é\n" {
+		t.Errorf("Decode of JSON's own escapes: %+v %v", v, ok)
+	}
+}
