@@ -28,6 +28,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/atomicfile"
 	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/plainfile"
 	"github.com/intercom-dev/intercom/internal/proctree"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -67,7 +68,7 @@ func (s Agents) file(p proctree.Proc) string { return filepath.Join(s.dir, p.Key
 // Load reads the binding of harness p (ok false when there is none, or it
 // was written on another boot).
 func (s Agents) Load(p proctree.Proc) (Binding, bool) {
-	data, err := os.ReadFile(s.file(p))
+	data, err := plainfile.ReadFile(s.file(p))
 	if err != nil {
 		return Binding{}, false
 	}

@@ -7,8 +7,8 @@ package proctree
 
 import (
 	"errors"
-	"fmt"
 	"os"
+	"strconv"
 )
 
 // Proc is one process instance.
@@ -20,7 +20,7 @@ type Proc struct {
 }
 
 // Key names the instance: "<pid>-<start>".
-func (p Proc) Key() string { return fmt.Sprintf("%d-%d", p.Pid, p.Start) }
+func (p Proc) Key() string { return strconv.Itoa(p.Pid) + "-" + strconv.FormatUint(p.Start, 10) }
 
 // ErrUnsupported is returned where the process tree cannot be read.
 var ErrUnsupported = errors.ErrUnsupported
