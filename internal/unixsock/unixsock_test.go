@@ -128,3 +128,30 @@ func TestDialMissingAndFile(t *testing.T) {
 		t.Fatal("File of a closed connection worked")
 	}
 }
+
+// A write the peer does not take in time ends at the deadline (a
+// timeout, with what was written), and a write after Interrupt fails.
+func TestWriteDeadlineAndAfterInterrupt(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	path := listen(t, func(net.Conn) { <-hold }) // never reads
+	c, err := Dial(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Write(make([]byte, 64<<20))
+	if !errors.Is(err, os.ErrDeadlineExceeded) || n >= 64<<20 {
+		t.Fatalf("write to a peer that never reads: %d bytes, %v; want a timeout", n, err)
+	}
+	c.Interrupt()
+	if err := c.SetDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("x")); err == nil {
+		t.Fatal("a write after Interrupt succeeded")
+	}
+}
