@@ -60,6 +60,39 @@ func Decode(data []byte, fields ...Field) bool {
 	return ok
 }
 
+// Members returns the members of the object data, each value as JSON
+// (fastjson's encoding of it, from which json.Unmarshal reads what it
+// reads from data), a repeated key's last; false as for Decode, when data
+// is not an object, or when a key is not UTF-8 (encoding/json replaces
+// what is not).
+func Members(data []byte) (map[string][]byte, bool) {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	obj, ok := object(p, data)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string][]byte, obj.Len())
+	obj.Visit(func(k []byte, v *fastjson.Value) {
+		ok = ok && utf8.Valid(k)
+		out[string(k)] = v.MarshalTo(nil)
+	})
+	return out, ok
+}
+
+// Value reads the one JSON value data into into (as Field.Into takes, or a
+// *int64 or *float64) as json.Unmarshal does; false where it leaves data
+// to it (as Decode), null included.
+func Value(data []byte, into any) bool {
+	if HasSurrogateEscape(data) || hasUnknownEscape(data) {
+		return false
+	}
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(data)
+	return err == nil && v.Type() != fastjson.TypeNull && read(v, into)
+}
+
 // object parses data with p as one object, false where fastjson could read
 // it otherwise than encoding/json.
 func object(p *fastjson.Parser, data []byte) (*fastjson.Object, bool) {
@@ -87,11 +120,23 @@ func read(v *fastjson.Value, into any) bool {
 		i, err := strconv.Atoi(string(n))
 		*dst = i
 		return ok && err == nil
+	case *int64:
+		n, ok := integer(v)
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		*dst = i
+		return ok && err == nil
 	case *uint64:
 		n, ok := integer(v)
 		u, err := strconv.ParseUint(string(n), 10, 64)
 		*dst = u
 		return ok && err == nil
+	case *float64:
+		if v.Type() != fastjson.TypeNumber {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(v.MarshalTo(nil)), 64) // encoding/json's own parse
+		*dst = f
+		return err == nil
 	case *[]string:
 		arr, err := v.Array()
 		if err != nil {
