@@ -24,10 +24,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/intercom-dev/intercom/internal/ascii"
 	"github.com/intercom-dev/intercom/internal/atomicfile"
-	"github.com/intercom-dev/intercom/internal/lazyre"
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/plainfile"
 	"github.com/intercom-dev/intercom/internal/proctree"
+	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
 // Binding names the intercom session of one harness process.
@@ -65,18 +68,37 @@ func (s Agents) file(p proctree.Proc) string { return filepath.Join(s.dir, p.Key
 // Load reads the binding of harness p (ok false when there is none, or it
 // was written on another boot).
 func (s Agents) Load(p proctree.Proc) (Binding, bool) {
-	data, err := os.ReadFile(s.file(p))
+	data, err := plainfile.ReadFile(s.file(p))
 	if err != nil {
 		return Binding{}, false
 	}
-	var b Binding
-	if json.Unmarshal(data, &b) != nil || b.Session == "" {
+	b, ok := decodeBinding(data)
+	if !ok || b.Session == "" {
 		return Binding{}, false
 	}
 	if boot, err := proctree.Boot(); err != nil || boot != b.Boot {
 		return Binding{}, false
 	}
 	return b, true
+}
+
+// decodeBinding reads a binding file as json.Unmarshal does, without its
+// reflection (jsonfields) when it can.
+func decodeBinding(data []byte) (Binding, bool) {
+	var b Binding
+	if jsonfields.Decode(data,
+		jsonfields.Field{Key: "session", Into: &b.Session},
+		jsonfields.Field{Key: "name", Into: &b.Name},
+		jsonfields.Field{Key: "harness", Into: &b.Harness},
+		jsonfields.Field{Key: "harness_sessions", Into: &b.Seen},
+		jsonfields.Field{Key: "hooks", Into: &b.Hooks},
+		jsonfields.Field{Key: "pid", Into: &b.Pid},
+		jsonfields.Field{Key: "start", Into: &b.Start},
+		jsonfields.Field{Key: "boot", Into: &b.Boot}) {
+		return b, true
+	}
+	b = Binding{}
+	return b, json.Unmarshal(data, &b) == nil
 }
 
 // Save writes b atomically, then removes bindings of harnesses that ended.
@@ -96,7 +118,19 @@ func (s Agents) Save(b Binding) error {
 	return nil
 }
 
-var bindingFile = lazyre.New(`^(\d+)-(\d+)\.json$`)
+var digits = ascii.Of("0-9")
+
+// bindingFile reads a binding's file name, <pid>-<start>.json, as the
+// process it binds (ok false for any other name).
+func bindingFile(name string) (p proctree.Proc, ok bool) {
+	pid, start, ok := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
+	if !ok || !strings.HasSuffix(name, ".json") || pid == "" || start == "" || !digits.All(pid) || !digits.All(start) {
+		return proctree.Proc{}, false
+	}
+	p.Pid, _ = strconv.Atoi(pid)
+	p.Start, _ = strconv.ParseUint(start, 10, 64)
+	return p, true
+}
 
 // prune removes the bindings (and delivery locks' neighbours) of harness
 // processes that no longer run.
@@ -106,15 +140,10 @@ func (s Agents) prune() {
 		return
 	}
 	for _, e := range ents {
-		m := bindingFile().FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		pid, _ := strconv.Atoi(m[1])
-		start, _ := strconv.ParseUint(m[2], 10, 64)
-		if !proctree.Alive(proctree.Proc{Pid: pid, Start: start}) {
+		p, ok := bindingFile(e.Name())
+		if ok && !proctree.Alive(p) {
 			os.Remove(filepath.Join(s.dir, e.Name()))
-			os.Remove(filepath.Join(s.dir, m[1]+"-"+m[2]+".lock"))
+			os.Remove(filepath.Join(s.dir, strings.TrimSuffix(e.Name(), ".json")+".lock"))
 		}
 	}
 }
@@ -157,14 +186,8 @@ func (s Agents) BoundElsewhere(p proctree.Proc, session string) (proctree.Proc, 
 		return proctree.Proc{}, false
 	}
 	for _, e := range ents {
-		m := bindingFile().FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		pid, _ := strconv.Atoi(m[1])
-		start, _ := strconv.ParseUint(m[2], 10, 64)
-		q := proctree.Proc{Pid: pid, Start: start}
-		if (q.Pid == p.Pid && q.Start == p.Start) || !proctree.Alive(q) {
+		q, ok := bindingFile(e.Name())
+		if !ok || (q.Pid == p.Pid && q.Start == p.Start) || !proctree.Alive(q) {
 			continue
 		}
 		if b, ok := s.Load(q); ok && b.Session == session {
@@ -206,14 +229,12 @@ func overridden() (proctree.Proc, bool) {
 // servers and shell commands: its session id.
 const ClaudeSessionEnv = "CLAUDE_CODE_SESSION_ID"
 
-var unsafeID = lazyre.New(`[^A-Za-z0-9_-]+`)
-
 // SessionID maps a harness's own session id to a stable intercom session id
 // (cc-<id> for Claude Code, cx-<id> for Codex, gm-<id> for Gemini CLI,
 // oc-<id> for OpenCode), the same across resumes.
 func SessionID(harness, id string) string {
 	prefix := map[string]string{"claude": "cc-", "codex": "cx-", "gemini": "gm-", "opencode": "oc-"}[harness]
-	s := prefix + unsafeID().ReplaceAllString(id, "-")
+	s := prefix + ascii.ReplaceOthers(id, wire.IDBytes, "-")
 	if len(s) > 80 {
 		s = s[:80]
 	}
@@ -223,7 +244,7 @@ func SessionID(harness, id string) string {
 	return s
 }
 
-var unsafeName = lazyre.New(`[^a-z0-9_-]+`)
+var nameBytes = ascii.Of("a-z0-9_-")
 
 // DefaultName is the session name when INTERCOM_NAME is unset:
 // <harness>-<directory>.
@@ -231,7 +252,7 @@ func DefaultName(harness, cwd string) string {
 	if harness == "" {
 		harness = "agent"
 	}
-	dir := strings.Trim(unsafeName().ReplaceAllString(strings.ToLower(filepath.Base(cwd)), "-"), "-")
+	dir := strings.Trim(ascii.ReplaceOthers(strings.ToLower(filepath.Base(cwd)), nameBytes, "-"), "-")
 	if dir == "" || dir == "." {
 		return harness
 	}

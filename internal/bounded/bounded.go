@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/intercom-dev/intercom/internal/plainfile"
 )
 
 // ErrTooLarge is wrapped by every TooLargeError.
@@ -34,7 +36,7 @@ func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 // ReadFile reads at most max bytes of path. Opening does not block on a
 // FIFO without a writer (it then reads as empty); a directory is an error.
 func ReadFile(path, what string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := plainfile.Open(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

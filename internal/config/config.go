@@ -13,6 +13,7 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/bounded"
 	"github.com/intercom-dev/intercom/internal/duration"
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -186,8 +187,8 @@ var known = map[string]func(json.RawMessage, *Config) error{
 // Parse validates a config document.
 func Parse(data []byte) (Config, []string, error) {
 	cfg := Defaults()
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	raw, err := members(data)
+	if err != nil {
 		return Config{}, nil, fmt.Errorf("%w: config.json is not a JSON object: %v", ErrInvalid, err)
 	}
 	keys := make([]string, 0, len(raw))
@@ -209,9 +210,29 @@ func Parse(data []byte) (Config, []string, error) {
 	return cfg, warnings, nil
 }
 
+// members splits the document into its keys' values as json.Unmarshal
+// into a map of json.RawMessage does. It and strictUnmarshal read through
+// jsonfields where it can: a hook reads the config at every call, and
+// otherwise encoding/json's reflection would be its one use of it.
+func members(data []byte) (map[string]json.RawMessage, error) {
+	if m, ok := jsonfields.Members(data); ok {
+		raw := make(map[string]json.RawMessage, len(m))
+		for k, v := range m {
+			raw[k] = v
+		}
+		return raw, nil
+	}
+	var raw map[string]json.RawMessage
+	err := json.Unmarshal(data, &raw)
+	return raw, err
+}
+
 func strictUnmarshal(raw json.RawMessage, v any) error {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return errors.New("null")
+	}
+	if jsonfields.Value(raw, v) {
+		return nil
 	}
 	return json.Unmarshal(raw, v)
 }

@@ -32,15 +32,21 @@ const want = "want 1ms to 7 days (168h)"
 // documented meaning of 0 ("" when 0 is refused). The error describes the
 // value; callers prefix what it is (the flag or key).
 func Check(shown string, d time.Duration, zeroMeans string) error {
+	return check(func() string { return shown }, d, zeroMeans)
+}
+
+// check is Check with the value shown only when there is an error to
+// write (formatting a float costs a hook process more than its config).
+func check(shown func() string, d time.Duration, zeroMeans string) error {
 	switch {
 	case d < 0:
-		return invalid{fmt.Sprintf("%s is negative; %s", shown, want)}
+		return invalid{fmt.Sprintf("%s is negative; %s", shown(), want)}
 	case d == 0 && zeroMeans == "":
 		return invalid{fmt.Sprintf("0 is not allowed here; %s", want)}
 	case d > 0 && d < Min:
-		return invalid{fmt.Sprintf("%s is shorter than 1ms; %s", shown, want)}
+		return invalid{fmt.Sprintf("%s is shorter than 1ms; %s", shown(), want)}
 	case d > Max:
-		return invalid{fmt.Sprintf("%s is longer than 7 days; %s", shown, want)}
+		return invalid{fmt.Sprintf("%s is longer than 7 days; %s", shown(), want)}
 	}
 	return nil
 }
@@ -74,17 +80,17 @@ func ParseOffset(s string) (time.Duration, error) {
 
 // Millis applies the rule to a config value in milliseconds.
 func Millis(ms float64, zeroMeans string) (time.Duration, error) {
-	shown := fmt.Sprintf("%vms", ms)
+	shown := func() string { return fmt.Sprintf("%vms", ms) }
 	switch {
 	case ms != float64(int64(ms)):
-		return 0, invalid{fmt.Sprintf("%s is not a whole number of milliseconds", shown)}
+		return 0, invalid{fmt.Sprintf("%s is not a whole number of milliseconds", shown())}
 	case ms > float64(Max/time.Millisecond):
-		return 0, invalid{fmt.Sprintf("%s is longer than 7 days; %s", shown, want)}
+		return 0, invalid{fmt.Sprintf("%s is longer than 7 days; %s", shown(), want)}
 	case ms < 0:
-		return 0, invalid{fmt.Sprintf("%s is negative; %s", shown, want)}
+		return 0, invalid{fmt.Sprintf("%s is negative; %s", shown(), want)}
 	}
 	d := time.Duration(ms) * time.Millisecond
-	if err := Check(shown, d, zeroMeans); err != nil {
+	if err := check(shown, d, zeroMeans); err != nil {
 		return 0, err
 	}
 	return d, nil

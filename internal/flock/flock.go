@@ -10,6 +10,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/plainfile"
 )
 
 // Acquire takes the exclusive lock on path (created, mode 0600, when
@@ -55,7 +57,7 @@ func Lock(path string) (*os.File, error) {
 
 // open opens (creating, mode 0600) the lock file at path.
 func open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := plainfile.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}

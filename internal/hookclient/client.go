@@ -21,7 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
+	"os"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/ackjournal"
@@ -69,12 +69,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := handshake(nc, deadline(ctx, o.Timeout))
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("%w: %v", spawn.ErrNoBroker, err)
-	}
-	return &Client{k: k, layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
+	return &Client{k: newConn(nc), layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
 }
 
 // Home is the home this client's broker serves.
@@ -89,13 +84,15 @@ func (c *Client) Close() { _ = c.k.c.Close() }
 // call sends one API request and decodes the reply envelope with decode.
 // A broker that does not answer in time is spawn.ErrNoBroker; one that
 // has no responder to subj is wire.ErrNoBoundary for the boundary request
-// and spawn.ErrNoBroker otherwise.
+// and spawn.ErrNoBroker otherwise. When ctx ends first, the connection is
+// shut down (a blocked read can be ended no other way): the request fails
+// with ctx's error, and any later one on this client fails too.
 func call[Res any](ctx context.Context, c *Client, subj string, req any, decode func([]byte) (wire.Reply[Res], error)) (*Res, error) {
-	data, err := json.Marshal(req)
+	data, err := encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", subj, err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.k.c.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, c.k.c.Interrupt)
 	defer stop()
 	raw, err := c.k.request(deadline(ctx, c.timeout), subj, data)
 	switch {
@@ -124,10 +121,16 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 	return out.Result, nil
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// encode is req as JSON: its own AppendJSON where it has one (no
+// reflection), else json.Marshal.
+func encode(req any) ([]byte, error) {
+	if a, ok := req.(interface{ AppendJSON([]byte) []byte }); ok {
+		return a.AppendJSON(nil), nil
+	}
+	return json.Marshal(req)
 }
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 // decodeJSON is call's decoder for replies without a faster one.
 func decodeJSON[Res any](data []byte) (wire.Reply[Res], error) {

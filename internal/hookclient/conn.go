@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"time"
+
+	"github.com/intercom-dev/intercom/internal/jsonfields"
+	"github.com/intercom-dev/intercom/internal/unixsock"
 )
 
 // The NATS client protocol, as much of it as one-shot request/reply needs
-// (https://docs.nats.io/reference/reference-protocols/nats-protocol): the
-// server's INFO, our CONNECT and one SUB for the replies, then PUB with a
+// (https://docs.nats.io/reference/reference-protocols/nats-protocol): our
+// CONNECT and one SUB for the replies, sent with the first request, and
+// the server's INFO, read before its reply (newConn); then PUB with a
 // reply subject per request, read back as MSG or, for "no responders",
 // an HMSG whose status line is 503. PING is answered with PONG; +OK, PONG
 // and later INFO lines are skipped; -ERR ends the connection.
@@ -32,46 +35,65 @@ const defaultMaxPayload = 8 << 20
 var errNoResponders = errors.New("no responders")
 
 // conn is one NATS connection through the broker's gateway, used by one
-// goroutine at a time.
+// goroutine at a time: blocking system calls on the socket (package
+// unixsock), no network poller.
 type conn struct {
-	c          net.Conn
+	c          *unixsock.Conn
 	r          *bufio.Reader
 	inbox      string // reply subjects are inbox + "." + n
 	next       uint64
 	maxPayload int
+	hello      []byte // CONNECT and SUB, sent with the first request
+	greeted    bool   // the server's INFO was read
 }
 
-// handshake reads the server's INFO and subscribes to the replies. It does
-// not wait for the server's word on CONNECT: an error comes back on the
-// first request.
-func handshake(c net.Conn, deadline time.Time) (*conn, error) {
-	if err := c.SetDeadline(deadline); err != nil {
-		return nil, err
-	}
-	k := &conn{c: c, r: bufio.NewReaderSize(c, 32<<10), maxPayload: defaultMaxPayload}
+// greeting is the connection's CONNECT and the SUB of its replies.
+func greeting(inbox string) []byte {
+	return []byte(`CONNECT {"verbose":false,"pedantic":false,"lang":"go","version":"intercom-hook","protocol":1,"headers":true,"no_responders":true,"name":"intercom-hook"}` +
+		"\r\nSUB " + inbox + ".* 1\r\n")
+}
+
+// newConn is a connection on c that has sent and read nothing yet: its
+// CONNECT and SUB go out in one write with the first request, and the
+// server's INFO, written when it accepted, is read before that request's
+// reply. So a hook waits for the broker once (for its reply), not also
+// for the INFO before it may speak: the broker accepts and greets while
+// the hook reads its binding. The server reads what a client sent before
+// its INFO as it reads what came after (NATS clients pipeline), and
+// answers a refused CONNECT with -ERR, which the first request returns.
+func newConn(c *unixsock.Conn) *conn {
+	// The inbox needs to be unique, not secret (as nats.go's nuid): no
+	// crypto/rand, whose first use costs a hook its generator's start.
+	inbox := "_INBOX." + strconv.FormatUint(rand.Uint64(), 36) + strconv.FormatUint(rand.Uint64(), 36)
+	// 4 KiB: an INFO or a reply without messages is a few hundred bytes, a
+	// larger payload is read past the buffer, and each zeroed page of a
+	// buffer costs a fresh process a page fault.
+	return &conn{c: c, r: bufio.NewReaderSize(c, 4<<10), inbox: inbox, maxPayload: defaultMaxPayload, hello: greeting(inbox)}
+}
+
+// readInfo reads the server's INFO, the first line on the connection,
+// and takes its max_payload.
+func (k *conn) readInfo() error {
 	line, err := k.line()
 	if err != nil {
-		return nil, fmt.Errorf("read the broker's greeting: %w", err)
+		return fmt.Errorf("read the broker's greeting: %w", err)
 	}
 	rest, ok := bytes.CutPrefix(line, []byte("INFO "))
 	if !ok {
-		return nil, fmt.Errorf("the broker's greeting is not NATS INFO: %.40q", line)
+		return fmt.Errorf("the broker's greeting is not NATS INFO: %.40q", line)
 	}
-	var info struct {
+	k.greeted = true
+	var info struct { // of the INFO's fields, only this one matters here
 		MaxPayload int `json:"max_payload"`
 	}
-	if json.Unmarshal(rest, &info) == nil && info.MaxPayload > 0 {
+	if !jsonfields.Decode(rest, jsonfields.Field{Key: "max_payload", Into: &info.MaxPayload}) {
+		info.MaxPayload = 0
+		_ = json.Unmarshal(rest, &info)
+	}
+	if info.MaxPayload > 0 {
 		k.maxPayload = info.MaxPayload
 	}
-	// The inbox needs to be unique, not secret (as nats.go's nuid): no
-	// crypto/rand, whose first use costs a hook its generator's start.
-	k.inbox = "_INBOX." + strconv.FormatUint(rand.Uint64(), 36) + strconv.FormatUint(rand.Uint64(), 36)
-	hello := `CONNECT {"verbose":false,"pedantic":false,"lang":"go","version":"intercom-hook","protocol":1,"headers":true,"no_responders":true,"name":"intercom-hook"}` +
-		"\r\nSUB " + k.inbox + ".* 1\r\n"
-	if _, err := io.WriteString(c, hello); err != nil {
-		return nil, fmt.Errorf("greet the broker: %w", err)
-	}
-	return k, nil
+	return nil
 }
 
 // request publishes data to subject and returns the reply's payload.
@@ -81,7 +103,8 @@ func (k *conn) request(deadline time.Time, subject string, data []byte) ([]byte,
 	}
 	k.next++
 	reply := k.inbox + "." + strconv.FormatUint(k.next, 10)
-	msg := make([]byte, 0, len(subject)+len(reply)+len(data)+32)
+	msg := make([]byte, 0, len(k.hello)+len(subject)+len(reply)+len(data)+32)
+	msg = append(msg, k.hello...)
 	msg = append(msg, "PUB "...)
 	msg = append(msg, subject...)
 	msg = append(msg, ' ')
@@ -92,7 +115,16 @@ func (k *conn) request(deadline time.Time, subject string, data []byte) ([]byte,
 	msg = append(msg, data...)
 	msg = append(msg, "\r\n"...)
 	if _, err := k.c.Write(msg); err != nil {
+		if len(k.hello) > 0 {
+			return nil, fmt.Errorf("greet the broker: %w", err)
+		}
 		return nil, err
+	}
+	k.hello = nil
+	if !k.greeted {
+		if err := k.readInfo(); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		subj, hdr, payload, err := k.read()

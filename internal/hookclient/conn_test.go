@@ -151,3 +151,82 @@ func TestRequestDeadline(t *testing.T) {
 		t.Fatalf("a request the broker never answers: %v; want the context's deadline", err)
 	}
 }
+
+// A context cancelled while a request waits (no deadline: the hook's
+// --hold wait, ended by a signal) ends it at once with the context's
+// error; the request timeout of a context without a deadline is a broker
+// that does not answer.
+func TestRequestCancelAndTimeout(t *testing.T) {
+	home, _ := scripted(t, info, func(string) string { return "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := Connect(ctx, Options{Home: home, NoSpawn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	t0 := time.Now()
+	if _, err := c.SetState(ctx, "s", "idle", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a request whose context is cancelled: %v; want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("the cancelled request returned after %v", d)
+	}
+
+	home, _ = scripted(t, info, func(string) string { return "" })
+	c2, err := Connect(context.Background(), Options{Home: home, NoSpawn: true, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.SetState(context.Background(), "s", "idle", nil); !errors.Is(err, spawn.ErrNoBroker) || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("a request the broker never answers, no context deadline: %v; want ErrNoBroker, no answer", err)
+	}
+}
+
+// Connect sends nothing: the CONNECT and SUB go out with the first request,
+// in one write, before the server's INFO is read (here the server writes
+// its INFO only after it has them, as a slow gateway would).
+func TestGreetingGoesWithTheFirstRequest(t *testing.T) {
+	home := t.TempDir()
+	sock := filepath.Join(home, "broker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv("INTERCOM_SOCKET", sock)
+	first := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		n, _ := c.Read(buf)
+		first <- string(buf[:n])
+		f := strings.Fields(strings.Split(string(buf[:n]), "\r\n")[2]) // PUB subject reply size
+		reply := `{"result":{"ready":true}}`
+		_, _ = fmt.Fprintf(c, "%sMSG %s 1 %d\r\n%s\r\n", info, f[2], len(reply), reply)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Options{Home: home, NoSpawn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := call(ctx, c, wire.SubjInboxWait, wire.InboxWaitRequest{SessionID: "s"}, decodeJSON[wire.InboxWaitReply])
+	if err != nil || !res.Ready {
+		t.Fatalf("request: %+v %v", res, err)
+	}
+	got := <-first
+	lines := strings.Split(got, "\r\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "CONNECT {") || !strings.HasPrefix(lines[1], "SUB _INBOX.") || !strings.HasPrefix(lines[2], "PUB "+wire.SubjInboxWait+" ") {
+		t.Fatalf("the first write was %q; want CONNECT, SUB and the request's PUB", got)
+	}
+	if c.k.maxPayload != 1024 {
+		t.Fatalf("max_payload %d, want the INFO's 1024", c.k.maxPayload)
+	}
+}

@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
@@ -102,6 +105,16 @@ func version(stdout, stderr io.Writer, args []string) int {
 // Main is intercom-hook with args (those after the program name) and
 // returns its exit status: 0 always once the call parses (a hook never
 // breaks the agent's turn), 2 for a usage error.
+//
+// Only a call with --hold (a Stop hook that may wait minutes for a waking
+// message) ends its wait on SIGINT or SIGTERM and exits 0 with what it
+// has. Any other hook lasts a few milliseconds and keeps the default
+// disposition: a signal ends it at once, as a harness that gives up on a
+// hook expects (and ignores its output). os/signal's handler would cost
+// every hook process a locked thread and a signal thread at start, 6–7% of
+// its wall time, for a window of milliseconds. A hook ended between
+// showing messages and their acknowledgement leaves them unacknowledged:
+// the next hook hands them over again.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, usage)
@@ -114,6 +127,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if !ok {
 		fmt.Fprintf(stderr, "intercom-hook: want HARNESS EVENT [--hold DUR], got %q (intercom-hook --help)\n", strings.Join(args, " "))
 		return 2
+	}
+	if call.Hold > 0 {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
 	}
 	Run(ctx, call, Env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	return 0

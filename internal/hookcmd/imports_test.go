@@ -23,7 +23,8 @@ var forbidden = []string{
 	"github.com/nats-io/",                           // the broker's server, and nats.go: its start-up alone (crypto/tls, net/http, gob) costs a small program's again
 	"github.com/goccy/go-json",                      // a faster JSON than a hook's few small requests need, at a start-up cost
 	"crypto/tls",                                    //
-	"net/http",                                      //
+	"net",                                           // and net/*: its resolver's init and the network poller; the broker's socket is internal/unixsock
+	"regexp",                                        // its parser's unicode tables are built at start; the hook's few rules are package ascii
 	"github.com/intercom-dev/intercom/pkg/intercom", // the full client: hooks use internal/hookclient
 	"github.com/intercom-dev/intercom/internal/intercomcmd",
 	"github.com/intercom-dev/intercom/internal/kongrun",

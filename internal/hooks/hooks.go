@@ -16,6 +16,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 )
 
 // Events handled.
@@ -95,6 +97,18 @@ type Input struct {
 	Source         string `json:"source,omitempty"`
 }
 
+// decode reads data as json.Unmarshal into Input does, without its
+// reflection (jsonfields), or reports false for input it leaves to it.
+func (in *Input) decode(data []byte) bool {
+	return jsonfields.Decode(data,
+		jsonfields.Field{Key: "session_id", Into: &in.SessionID},
+		jsonfields.Field{Key: "cwd", Into: &in.Cwd},
+		jsonfields.Field{Key: "hook_event_name", Into: &in.HookEventName},
+		jsonfields.Field{Key: "tool_name", Into: &in.ToolName},
+		jsonfields.Field{Key: "stop_hook_active", Into: &in.StopHookActive},
+		jsonfields.Field{Key: "source", Into: &in.Source})
+}
+
 // ErrTooLarge is returned for an input over MaxInput bytes.
 var ErrTooLarge = errors.New("hook input too large")
 
@@ -121,8 +135,11 @@ func ParseRaw(r io.Reader) (Input, []byte, error) {
 	if len(data) == 0 {
 		return in, nil, errors.New("hook input is empty (want the harness's JSON on stdin)")
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
-		return in, nil, fmt.Errorf("hook input is not JSON: %w", err)
+	if !in.decode(data) {
+		in = Input{}
+		if err := json.Unmarshal(data, &in); err != nil {
+			return in, nil, fmt.Errorf("hook input is not JSON: %w", err)
+		}
 	}
 	if in.SessionID == "" {
 		return in, nil, errors.New("hook input has no session_id")

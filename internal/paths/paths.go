@@ -164,6 +164,11 @@ func EnsurePrivateDir(dir string) error {
 	if clean := filepath.Clean(dir); clean == "." || filepath.Dir(clean) == clean {
 		return fmt.Errorf("%w: refusing to make %q a private directory", ErrUnsafe, dir)
 	}
+	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && fi.Mode()&(fs.ModeSymlink|fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == 0o700 {
+		if uid, ok := owner(fi); !ok || uid == os.Getuid() {
+			return nil // private already: one system call, not four (a hook ensures its agents directory twice a call)
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
 	}

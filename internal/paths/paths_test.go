@@ -2,6 +2,7 @@ package paths
 
 import (
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -228,6 +229,32 @@ func TestEnsurePrivateDirRefusesARoot(t *testing.T) {
 	for _, dir := range []string{"/", "", ".", "//"} {
 		if err := EnsurePrivateDir(dir); !errors.Is(err, ErrUnsafe) {
 			t.Errorf("EnsurePrivateDir(%q) = %v, want ErrUnsafe", dir, err)
+		}
+	}
+}
+
+// A directory already private is left as it is, and one that is 0700 but
+// setgid or sticky, or 0750, is still set to plain 0700 (the quick check of
+// an existing directory takes only exactly 0700).
+func TestEnsurePrivateDirExistingModes(t *testing.T) {
+	t.Parallel()
+	for _, m := range []fs.FileMode{0o700, 0o700 | fs.ModeSetgid, 0o700 | fs.ModeSticky, 0o750} {
+		dir := filepath.Join(t.TempDir(), "d")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := EnsurePrivateDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSticky | fs.ModeSetuid); got != 0o700 {
+			t.Errorf("EnsurePrivateDir of a %v directory left it %v", m, got)
 		}
 	}
 }

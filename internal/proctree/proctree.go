@@ -7,7 +7,8 @@ package proctree
 
 import (
 	"errors"
-	"fmt"
+	"os"
+	"strconv"
 )
 
 // Proc is one process instance.
@@ -19,7 +20,7 @@ type Proc struct {
 }
 
 // Key names the instance: "<pid>-<start>".
-func (p Proc) Key() string { return fmt.Sprintf("%d-%d", p.Pid, p.Start) }
+func (p Proc) Key() string { return strconv.Itoa(p.Pid) + "-" + strconv.FormatUint(p.Start, 10) }
 
 // ErrUnsupported is returned where the process tree cannot be read.
 var ErrUnsupported = errors.ErrUnsupported
@@ -37,12 +38,16 @@ func Boot() (string, error) { return boot() }
 
 // Ancestors returns the parent chain of pid, nearest first, up to (not
 // including) pid 1 and at most max entries. It stops quietly at the first
-// process it cannot read.
+// process it cannot read. Of this process it reads only the parent (whose
+// pid os.Getppid knows): a hook walks from itself at every call.
 func Ancestors(pid, max int) []Proc {
 	var out []Proc
-	p, err := Get(pid)
-	if err != nil {
-		return nil
+	p := Proc{Pid: pid, PPid: os.Getppid()}
+	if pid != os.Getpid() {
+		var err error
+		if p, err = Get(pid); err != nil {
+			return nil
+		}
 	}
 	for len(out) < max && p.PPid > 1 {
 		parent, err := Get(p.PPid)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -33,13 +34,15 @@ func get(pid int) (Proc, error) {
 	return Proc{Pid: pid, PPid: ppid, Start: start, Comm: s[open+1 : end]}, nil
 }
 
-func boot() (string, error) {
+// boot is the kernel's boot id, read once per process (it cannot change
+// while a process runs; a binding's Load compares it every time).
+var boot = sync.OnceValues(func() (string, error) {
 	data, err := readProc("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("read boot id: %w", err)
 	}
 	return strings.TrimSpace(string(data)), nil
-}
+})
 
 func args(pid int) ([]string, error) {
 	data, err := readProc("/proc/" + strconv.Itoa(pid) + "/cmdline")

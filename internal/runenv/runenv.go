@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/intercom-dev/intercom/internal/lazyre"
+	"github.com/intercom-dev/intercom/internal/ascii"
 )
 
 // The variables that tell a child about its run (ChildEnv sets them,
@@ -74,11 +74,12 @@ func ChildFromEnv(getenv func(string) string) (Child, error) {
 	return ch, nil
 }
 
-var idRE = lazyre.New(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var idFirst, idRest = ascii.Of("a-z0-9"), ascii.Of("a-z0-9_-")
 
-// ValidID checks a run id or question id.
+// ValidID checks a run id or question id: 1-64 of a-z 0-9 _ -, starting
+// with a letter or digit.
 func ValidID(id string) error {
-	if !idRE().MatchString(id) {
+	if !ascii.Word(id, 1, 64, idFirst, idRest) {
 		return fmt.Errorf("invalid id %q", id)
 	}
 	return nil

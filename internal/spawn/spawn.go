@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
+	"github.com/intercom-dev/intercom/internal/unixsock"
 )
 
 // Errors callers branch on.
@@ -58,7 +58,9 @@ const (
 )
 
 // Dial connects to the broker socket, spawning a broker if none answers.
-func (sp *Spawner) Dial(ctx context.Context) (net.Conn, error) {
+// The connection is plain system calls (package unixsock, what a hook
+// process uses); a long-lived client makes a net.Conn of it.
+func (sp *Spawner) Dial(ctx context.Context) (*unixsock.Conn, error) {
 	c, err := sp.dialSocket()
 	if err == nil || errors.Is(err, paths.ErrUnsafe) {
 		return c, err
@@ -75,7 +77,7 @@ func (sp *Spawner) Dial(ctx context.Context) (net.Conn, error) {
 	return sp.dialSocket()
 }
 
-func (sp *Spawner) dialSocket() (net.Conn, error) {
+func (sp *Spawner) dialSocket() (*unixsock.Conn, error) {
 	dir := sp.Layout.SocketDir()
 	if err := paths.CheckPrivateDir(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -89,8 +91,7 @@ func (sp *Spawner) dialSocket() (net.Conn, error) {
 		}
 		return nil, err
 	}
-	d := net.Dialer{Timeout: connectTimeout}
-	c, err := d.Dial("unix", sp.Layout.Socket)
+	c, err := unixsock.Dial(sp.Layout.Socket, connectTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
 	}

@@ -82,7 +82,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	c := &Client{layout: layout, timeout: o.Timeout, log: o.Logger, holders: map[*Session]bool{}, ended: make(chan struct{}), reconn: make(chan struct{})}
 	sp := &spawn.Spawner{Layout: layout, Command: o.BrokerCommand, Args: o.BrokerArgs, AutoSpawn: !o.NoSpawn, ExistingHome: o.ExistingHome}
 	// The first dial happens here so that its error is ours, not NATS's.
-	first, err := sp.Dial(ctx)
+	first, err := dialNet(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +146,32 @@ func (d *dialer) Dial(_, _ string) (net.Conn, error) {
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	c, err := d.sp.Dial(ctx)
+	c, err := dialNet(ctx, d.sp)
 	if errors.Is(err, spawn.ErrHomeGone) {
 		d.gone(err)
 	}
 	return c, err
+}
+
+// dialNet is sp.Dial's connection as a net.Conn (on the runtime's network
+// poller, as NATS wants it).
+func dialNet(ctx context.Context, sp *spawn.Spawner) (net.Conn, error) {
+	raw, err := sp.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer raw.Close()
+	_ = raw.SetDeadline(time.Time{}) // the dial's own bound off: the poller's deadlines rule
+	f, err := raw.File()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+	}
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+	}
+	return c, nil
 }
 
 // end stops the client for good with err: it closes the connection (no

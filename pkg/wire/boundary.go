@@ -28,6 +28,21 @@ type BoundaryRequest struct {
 	Fetch     bool   `json:"fetch,omitempty"`
 }
 
+// AppendJSON appends r as json.Marshal writes it, without its reflection
+// (a hook process writes one boundary request in its life).
+func (r BoundaryRequest) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"session_id":`...)
+	dst = appendString(dst, r.SessionID)
+	if r.Status != "" {
+		dst = append(dst, `,"status":`...)
+		dst = appendString(dst, r.Status)
+	}
+	if r.Fetch {
+		dst = append(dst, `,"fetch":true`...)
+	}
+	return append(dst, '}')
+}
+
 // BoundaryReply answers BoundaryRequest. Held is false when the session
 // is unknown or not connected (no holder): then nothing was done, and the
 // caller starts its holder and asks again. StateError is why Status was

@@ -32,3 +32,21 @@ func TestDecodeBoundaryReplyIsJSONUnmarshal(t *testing.T) {
 		t.Errorf("a reply without messages was not read without reflection")
 	}
 }
+
+// A boundary request's AppendJSON writes what json.Marshal writes.
+func TestBoundaryRequestAppendJSON(t *testing.T) {
+	for _, r := range []BoundaryRequest{
+		{},
+		{SessionID: "cc-abc", Status: "tool:Bash", Fetch: true},
+		{SessionID: "cc-abc", Fetch: true},
+		{SessionID: "s\"<&>\u2028\xff", Status: "idle"},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("AppendJSON(%+v) = %s, json.Marshal %s", r, got, want)
+		}
+	}
+}

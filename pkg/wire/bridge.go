@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intercom-dev/intercom/internal/lazyre"
+	"github.com/intercom-dev/intercom/internal/ascii"
 )
 
 // Bridge API: an intercom-bridge process, connected to its local broker as
@@ -37,10 +37,9 @@ func BridgeRPC(host string) string { return bridgeRPCPrefix + host }
 // bigger (text that JSON escapes heavily) is refused for remote targets.
 const MaxLinkPayload = MaxMessageBytes + 64<<10
 
-var hostRE = lazyre.New(`^[a-z0-9][a-z0-9.-]{0,62}$`)
-
-// ValidHost reports whether h is an acceptable bridge host name.
-func ValidHost(h string) bool { return hostRE().MatchString(h) }
+// ValidHost reports whether h is an acceptable bridge host name: 1-63 of
+// a-z 0-9 . -, not starting with . or -.
+func ValidHost(h string) bool { return ascii.Word(h, 1, 63, hostFirst, host) }
 
 // SplitRemote splits "name@host" into its parts; ok is false for local
 // targets.

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/intercom-dev/intercom/internal/lazyre"
+	"github.com/intercom-dev/intercom/internal/ascii"
 )
 
 // Field rules: what a single value of a request may be. The request
@@ -32,18 +32,21 @@ const (
 	MaxHolderTokenLen = 64  // a holder's delivery token
 )
 
-var topicRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
+// Byte sets of the rules below (package ascii, not regular expressions:
+// intercom-hook links this package and no regexp).
+var (
+	alnum           = ascii.Of("A-Za-z0-9")
+	topicBytes      = ascii.Of("A-Za-z0-9._:/-")
+	hostFirst, host = ascii.Of("a-z0-9"), ascii.Of("a-z0-9.-")
+)
+
+// IDBytes are the bytes a session id is made of (ValidID).
+var IDBytes = ascii.Of("A-Za-z0-9_-")
 
 // ValidID reports whether id is an acceptable requested session id: 8-80
-// of A-Z a-z 0-9 _ - (checked byte by byte: a hook checks one at every
-// call, and compiling a regexp for it would cost more than the check).
+// of A-Z a-z 0-9 _ -.
 func ValidID(id string) error {
-	ok := len(id) >= 8 && len(id) <= 80
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-	}
-	if !ok {
+	if !ascii.Word(id, 8, 80, IDBytes, IDBytes) {
 		return fmt.Errorf("%w %q: want 8-80 of A-Z a-z 0-9 _ -", ErrBadID, id)
 	}
 	return nil
@@ -170,7 +173,7 @@ func ValidateTopic(t string) error {
 		return fmt.Errorf("invalid topic: longer than %d characters", MaxTopicLen)
 	case strings.ContainsAny(t, "*>"):
 		return fmt.Errorf("invalid topic %q: wildcards are not supported; topics are exact names", t)
-	case !topicRE().MatchString(t), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
+	case !ascii.Word(t, 1, 0, alnum, topicBytes), strings.Contains(t, "//"), strings.HasSuffix(t, "/"):
 		return fmt.Errorf("invalid topic %q: use letters, digits and . _ : / - (no spaces, no empty segments)", t)
 	}
 	return nil

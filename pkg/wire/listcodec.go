@@ -1,13 +1,12 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/valyala/fastjson"
 )
 
@@ -253,18 +252,7 @@ func decodeSession(v *fastjson.Value, s *Session, shared map[string]string) bool
 
 // hasSurrogateEscape reports whether data holds an escaped UTF-16
 // surrogate (\uD800–\uDFFF), which encoding/json never writes.
-func hasSurrogateEscape(data []byte) bool {
-	for {
-		i := bytes.IndexByte(data, '\\')
-		if i < 0 || i+3 >= len(data) {
-			return false
-		}
-		if data[i+1] == 'u' && (data[i+2] == 'd' || data[i+2] == 'D') && strings.IndexByte("89abcdefABCDEF", data[i+3]) >= 0 {
-			return true
-		}
-		data = data[i+2:] // past the escaped character
-	}
-}
+func hasSurrogateEscape(data []byte) bool { return jsonfields.HasSurrogateEscape(data) }
 
 func knownKey(k string) bool {
 	switch k {
