@@ -71,3 +71,52 @@ func TestMainNeverBreaksTheHarness(t *testing.T) {
 		t.Fatalf("bad config: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// The forms a harness or a person can get wrong, and the --hold path that
+// alone handles signals: each answers in one line and never breaks the
+// harness.
+func TestMainEdges(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("INTERCOM_HOME", home)
+	t.Setenv("INTERCOM_SOCKET", filepath.Join(home, "no-broker.sock"))
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"version", "--yaml"}, strings.NewReader(""), &out, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--yaml") {
+		t.Fatalf("version --yaml: exit %d, stderr %q", code, errb.String())
+	}
+
+	// An ignored key in config.json warns once and the hook goes on.
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"noSuchSetting": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the broker is never reached: only the parsing is under test
+	code := Main(ctx, []string{"claude", "PreToolUse"}, strings.NewReader("not json"), &out, &errb)
+	if code != 0 || out.Len() != 0 {
+		t.Fatalf("PreToolUse, bad input: exit %d, stdout %q", code, out.String())
+	}
+	if !strings.Contains(errb.String(), "intercom: warning:") || !strings.Contains(errb.String(), "noSuchSetting") {
+		t.Fatalf("ignored key: no warning naming it in %q", errb.String())
+	}
+	if !strings.Contains(errb.String(), "intercom hook claude PreToolUse: ") {
+		t.Fatalf("PreToolUse, bad input: want one line naming the hook, got %q", errb.String())
+	}
+
+	// A Stop hook with --hold sets up its signal handling and, its context
+	// ended, answers at once.
+	out.Reset()
+	errb.Reset()
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"claude", "Stop", "--hold", "1m"}, strings.NewReader(`{"session_id":"s","hook_event_name":"Stop"}`), &out, &errb)
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("Stop --hold with its context ended: exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop --hold with its context ended did not return")
+	}
+}
