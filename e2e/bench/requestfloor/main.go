@@ -23,7 +23,7 @@ func main() {
 
 // ping makes one request to the broker at socket and reads its reply.
 func ping(socket string) error {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return err
 	}
