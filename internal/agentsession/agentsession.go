@@ -85,8 +85,18 @@ func (s Agents) Load(p proctree.Proc) (Binding, bool) {
 // decodeBinding reads a binding file as json.Unmarshal does, without its
 // reflection (jsonfields) when it can.
 func decodeBinding(data []byte) (Binding, bool) {
+	if b, ok := decodeBindingFields(data); ok {
+		return b, true
+	}
 	var b Binding
-	if jsonfields.Decode(data,
+	return b, json.Unmarshal(data, &b) == nil
+}
+
+// decodeBindingFields reads a binding with jsonfields alone; false when it
+// leaves data to encoding/json.
+func decodeBindingFields(data []byte) (Binding, bool) {
+	var b Binding
+	ok := jsonfields.Decode(data,
 		jsonfields.Field{Key: "session", Into: &b.Session},
 		jsonfields.Field{Key: "name", Into: &b.Name},
 		jsonfields.Field{Key: "harness", Into: &b.Harness},
@@ -94,11 +104,8 @@ func decodeBinding(data []byte) (Binding, bool) {
 		jsonfields.Field{Key: "hooks", Into: &b.Hooks},
 		jsonfields.Field{Key: "pid", Into: &b.Pid},
 		jsonfields.Field{Key: "start", Into: &b.Start},
-		jsonfields.Field{Key: "boot", Into: &b.Boot}) {
-		return b, true
-	}
-	b = Binding{}
-	return b, json.Unmarshal(data, &b) == nil
+		jsonfields.Field{Key: "boot", Into: &b.Boot})
+	return b, ok
 }
 
 // Save writes b atomically, then removes bindings of harnesses that ended.
