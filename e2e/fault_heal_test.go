@@ -410,12 +410,18 @@ func TestFaultHealEIO(t *testing.T) {
 	}
 	c.Close() // no more reconnects into the dead filesystem
 	healUnmount(t, mnt)
+	// Mounted again through a new loop device: the old one may still carry
+	// the shut-down filesystem, mounted in another mount namespace that
+	// copied it while it was up (`ip netns exec`, as the partition test runs
+	// its bridges, copies every mount), and mounting that device again
+	// would hand back the same dead superblock, every read an EIO.
 	img := filepath.Join(filepath.Dir(mnt), "disk.img")
-	out, err := exec.Command("losetup", "-j", img, "-n", "-O", "NAME").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		t.Fatalf("find the loop device of %s: %v %s", img, err, out)
+	out, err := exec.Command("losetup", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("attach %s to a new loop device: %v %s", img, err, out)
 	}
-	loop := strings.Fields(string(out))[0]
+	loop := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() }) // detached once unmounted
 	if err := syscall.Mount(loop, mnt, "ext4", 0, ""); err != nil {
 		t.Fatalf("mount %s again: %v", loop, err)
 	}

@@ -382,10 +382,26 @@ func (p *partTest) finish(summary string) {
 
 func TestPartitionBridgeLink(t *testing.T) {
 	t.Parallel()
+	// The step the test is in, named again as the last line of a failure:
+	// the hosts' logs printed on failure can push the first error out of a
+	// CI log's excerpt.
+	var step atomic.Pointer[string]
+	at := func(s string) {
+		s = time.Now().Format("15:04:05.000") + " " + s
+		step.Store(&s)
+		t.Log("step:", s)
+	}
+	t.Cleanup(func() {
+		if s := step.Load(); t.Failed() && s != nil {
+			t.Logf("TestPartitionBridgeLink failed in the step begun at %s (its first error is above the hosts' logs)", *s)
+		}
+	})
+	at("linking alpha, beta and gamma")
 	p := newPartTest(t)
 	alpha, beta, gamma := p.alpha, p.beta, p.gamma
 	long := os.Getenv("FAULT_LONG") != "" && os.Getenv("FAULT_SHORT") == ""
 
+	at("1. beta cut off")
 	// 1. beta cut off, long enough to be noticed: an ask sent at once ends
 	// when the cut is noticed, one sent after is refused; b1@beta is
 	// unreachable on alpha and gamma (in the default list too), not gone.
@@ -400,6 +416,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	beta.link.Cut(false)
 	p.awaitB1(p.connected, "connected after the heal")
 
+	at("2. the hub cut off")
 	// 2. The hub cut off: both joiners lose it.
 	alpha.link.Cut(true)
 	brgAwaitRow(t, gamma.H, "b1@beta", p.unreach, "b1@beta unreachable on gamma while the hub is cut off")
@@ -407,6 +424,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	alpha.link.Cut(false)
 	p.awaitB1(p.connected, "connected after the hub's heal")
 
+	at("3. flapping link")
 	// 3. A flapping link: short cuts, shorter than the bridge notices.
 	flaps := 5
 	if long {
@@ -420,6 +438,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	}
 	p.sends(5, "after the flapping")
 
+	at("4. lossy, slow link")
 	// 4. A bad link, then a cut on top of it.
 	lossy := 5
 	if long {
@@ -427,6 +446,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	}
 	partLossy(p, lossy)
 
+	at("5. joiners killed during a cut")
 	// 5. kill -9 of both joiners during a cut, new ones after the heal.
 	beta.link.Cut(true)
 	gamma.link.Cut(true)
@@ -441,6 +461,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	p.awaitB1(p.connected, "connected through the new joiners")
 	p.sends(5, "after the new joiners")
 
+	at("6. hub killed")
 	// 6. kill -9 of the hub, a new one on the same address.
 	alpha.bridge.Kill()
 	p.awaitB1(p.unreach, "unreachable after the hub died")
@@ -451,6 +472,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	}
 	p.awaitB1(p.connected, "connected through the new hub")
 	p.sends(5, "after the new hub")
+	at("checking what arrived")
 	p.finish(fmt.Sprintf("cuts of beta and of the hub, %d flaps, 30%% loss and 500 ms delay, killed joiners and a killed hub", flaps))
 }
 

@@ -28,9 +28,14 @@ const upgradeFrom = "7d8dc512a49fd50a1218f8cf191f2be2463e2125"
 
 // oldBinaries builds intercom and intercom-broker at rev (cached by commit
 // under the user cache dir) and returns their directory. It extracts the
-// tree with git archive: the repository is not touched.
+// tree with git archive: the repository is not touched. Tests that run in
+// parallel share one build (oldBuildMu); another test process building the
+// same commit at the same time builds into its own directory, and the first
+// rename wins.
 func oldBinaries(t *testing.T, rev string) string {
 	t.Helper()
+	oldBuildMu.Lock()
+	defer oldBuildMu.Unlock()
 	repo, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skipf("not a git checkout (%v): cannot build the previous release", err)
@@ -54,18 +59,31 @@ func oldBinaries(t *testing.T, rev string) string {
 	if out, err := archive.CombinedOutput(); err != nil {
 		t.Fatalf("extract %s: %v\n%s", commit, err, out)
 	}
-	tmp := dir + ".tmp"
-	os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/intercom", "./cmd/intercom-broker")
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", commit, err, out)
 	}
-	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process renamed its build there first: use that one.
+		if _, serr := os.Stat(filepath.Join(dir, "intercom-broker")); serr != nil {
+			t.Fatalf("install the build of %s: %v", commit, err)
+		}
 	}
 	return dir
 }
+
+// oldBuildMu makes parallel tests of one process wait for one build of the
+// previous release instead of racing for its directory.
+var oldBuildMu sync.Mutex
 
 // upgInstall copies the named binaries from src into dst the way an
 // installer does: a new file renamed over the old one, so running
