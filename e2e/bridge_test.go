@@ -952,8 +952,14 @@ func brgRow(t *testing.T, h *H, name string) map[string]any {
 // brgAwaitRow waits until h lists name and cond holds for its row.
 func brgAwaitRow(t *testing.T, h *H, name string, cond func(map[string]any) bool, what string) {
 	t.Helper()
+	brgAwaitRowWithin(t, h, name, cond, what, brgWait)
+}
+
+// brgAwaitRowWithin is brgAwaitRow waiting up to wait.
+func brgAwaitRowWithin(t *testing.T, h *H, name string, cond func(map[string]any) bool, what string, wait time.Duration) {
+	t.Helper()
 	var last map[string]any
-	deadline := time.Now().Add(brgWait)
+	deadline := time.Now().Add(wait)
 	for {
 		last = brgRow(t, h, name)
 		if last != nil && cond(last) {

@@ -37,6 +37,12 @@ import (
 
 var netnsN atomic.Int64
 
+// partWait bounds each wait for a change of state (a cut noticed, a link
+// back): the hosts notice in seconds (presence, 3.5 s), but under the race
+// detector, coverage and a CI machine's other tests a reconnect through TLS
+// on the netimpair switch can take several times that.
+const partWait = 2 * brgWait
+
 // partHost is one machine of the partition test.
 type partHost struct {
 	name   string
@@ -275,7 +281,7 @@ func newPartTest(t *testing.T) *partTest {
 		j.start(t)
 	}
 	p.awaitB1(p.connected, "connected")
-	brgAwaitRow(t, beta.H, "g1@gamma", p.connected, "g1@gamma connected on beta")
+	brgAwaitRowWithin(t, beta.H, "g1@gamma", p.connected, "g1@gamma connected on beta", partWait)
 
 	for label, from := range map[string]struct {
 		h  *H
@@ -310,8 +316,8 @@ func newPartTest(t *testing.T) *partTest {
 // awaitB1 waits until alpha and gamma list b1@beta as cond wants.
 func (p *partTest) awaitB1(cond func(map[string]any) bool, what string) {
 	p.t.Helper()
-	brgAwaitRow(p.t, p.alpha.H, "b1@beta", cond, "b1@beta "+what+" on alpha")
-	brgAwaitRow(p.t, p.gamma.H, "b1@beta", cond, "b1@beta "+what+" on gamma")
+	brgAwaitRowWithin(p.t, p.alpha.H, "b1@beta", cond, "b1@beta "+what+" on alpha", partWait)
+	brgAwaitRowWithin(p.t, p.gamma.H, "b1@beta", cond, "b1@beta "+what+" on gamma", partWait)
 }
 
 // sends waits until each sender has k more messages accepted.
@@ -419,7 +425,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	at("2. the hub cut off")
 	// 2. The hub cut off: both joiners lose it.
 	alpha.link.Cut(true)
-	brgAwaitRow(t, gamma.H, "b1@beta", p.unreach, "b1@beta unreachable on gamma while the hub is cut off")
+	brgAwaitRowWithin(t, gamma.H, "b1@beta", p.unreach, "b1@beta unreachable on gamma while the hub is cut off", partWait)
 	p.sends(5, "while the hub is cut off")
 	alpha.link.Cut(false)
 	p.awaitB1(p.connected, "connected after the hub's heal")
@@ -452,7 +458,7 @@ func TestPartitionBridgeLink(t *testing.T) {
 	gamma.link.Cut(true)
 	beta.bridge.Kill()
 	gamma.bridge.Kill()
-	brgAwaitRow(t, alpha.H, "b1@beta", p.unreach, "b1@beta unreachable on alpha after its bridge died")
+	brgAwaitRowWithin(t, alpha.H, "b1@beta", p.unreach, "b1@beta unreachable on alpha after its bridge died", partWait)
 	p.sends(5, "while the joiners are dead")
 	beta.link.Cut(false)
 	gamma.link.Cut(false)
