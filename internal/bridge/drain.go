@@ -26,7 +26,8 @@ const (
 	batchBytes = 128 << 10 // encoded bytes of one batch (a bigger message travels alone)
 )
 
-// drainLoop forwards p's outbox whenever kicked and every drainEvery.
+// drainLoop forwards p's outbox whenever kicked, and reads it whole every
+// drainEvery.
 func (s *side) drainLoop(ctx context.Context, p *peer) {
 	t := time.NewTicker(drainEvery)
 	defer t.Stop()
@@ -36,16 +37,17 @@ func (s *side) drainLoop(ctx context.Context, p *peer) {
 			return
 		case <-p.kick:
 		case <-t.C:
+			s.forgetKicked(p)
 		}
 		for s.drainOnce(ctx, p) {
 		}
 	}
 }
 
-// drainOnce forwards what the outbox holds, a read at a time; it reports
-// whether more may be waiting. A host's outbox waits until the host was
-// reported up to the broker (its sessions are known there before anything
-// is forwarded).
+// drainOnce forwards what was announced, or else what the outbox holds, a
+// read at a time; it reports whether more may be waiting. A host's outbox
+// waits until the host was reported up to the broker (its sessions are
+// known there before anything is forwarded).
 func (s *side) drainOnce(ctx context.Context, p *peer) bool {
 	s.mu.Lock()
 	up, single := p.reported, p.noBatch
@@ -53,13 +55,33 @@ func (s *side) drainOnce(ctx context.Context, p *peer) bool {
 	if !up || !s.link.IsConnected() {
 		return false
 	}
+	if msgs, ok := s.takeKicked(p); ok {
+		if !s.forwardAll(ctx, p, msgs, single) {
+			s.forgetKicked(p)
+		}
+		return false
+	}
+	gen := s.beginRead(p)
+	s.outboxReads.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, linkTimeout)
 	box, err := intercom.Call[wire.InboxReply](cctx, s.local, wire.SubjBridgeOutbox, wire.BridgeOutboxRequest{Host: p.host, Limit: drainBatch})
 	cancel()
-	if err != nil || len(box.Messages) == 0 {
+	if err != nil {
 		return false
 	}
-	msgs := box.Messages
+	if !s.forwardAll(ctx, p, box.Messages, single) {
+		return false
+	}
+	if len(box.Messages) == drainBatch {
+		return true
+	}
+	s.readToEnd(p, gen, box.Messages)
+	return false
+}
+
+// forwardAll forwards msgs in order, in batches (one at a time to a bridge
+// that predates them); false when it stopped before the end.
+func (s *side) forwardAll(ctx context.Context, p *peer, msgs []wire.Message, single bool) bool {
 	for len(msgs) > 0 {
 		if single {
 			if !s.forward(ctx, p, msgs[0]) {
@@ -79,7 +101,7 @@ func (s *side) drainOnce(ctx context.Context, p *peer) bool {
 		}
 		msgs = msgs[done:]
 	}
-	return len(box.Messages) == drainBatch
+	return true
 }
 
 // remoteForm is msg as the remote host knows it: its own sessions and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,7 +51,11 @@ type side struct {
 	queued   int64 // bytes waiting in the peers' work queues
 	own      ownPresence
 	lastFull time.Time
-	pushFull bool // a new host appeared: send our full presence at once
+	pushFull bool   // a new host appeared: send our full presence at once
+	kickRun  string // the broker run of the last numbered outbox announcement
+	kickN    uint64 // and its number (outbox_kick.go)
+
+	outboxReads atomic.Int64 // reads of the local outboxes (tests count them)
 }
 
 // peer is what this bridge knows of one other host.
@@ -71,9 +76,13 @@ type peer struct {
 	everFull    bool           // a full presence was received
 	reported    bool           // the broker was told it is up
 	lastErr     string
-	dropNotes   int  // presence or requests dropped for its rate
-	noBatch     bool // its bridge predates batched deliveries
-	batchShrink int  // its batches are halved this many times (a slow link)
+	dropNotes   int            // presence or requests dropped for its rate
+	noBatch     bool           // its bridge predates batched deliveries
+	batchShrink int            // its batches are halved this many times (a slow link)
+	kicked      []wire.Message // announced outbox messages not yet forwarded (outbox_kick.go)
+	kickedBytes int            // their encoded size
+	caughtUp    bool           // the outbox holds nothing older than kicked that is not forwarded
+	kickGen     uint64         // counts what made caughtUp false: an announcement missed or out of order
 }
 
 func newSide(ctx context.Context, opts Options, link *nats.Conn, local *intercom.Client, st *linkState) *side {
@@ -122,11 +131,7 @@ func (s *side) subscribe() error {
 	}
 	_ = pres.SetPendingLimits(presSubMsgs, presSubBytes)
 	lc := s.local.Conn()
-	if _, err := lc.Subscribe(wire.BridgeOut("*"), func(m *nats.Msg) {
-		if p := s.peer(strings.TrimPrefix(m.Subject, wire.BridgeOut(""))); p != nil {
-			kick(p.kick)
-		}
-	}); err != nil {
+	if _, err := lc.Subscribe(wire.BridgeOut("*"), s.onOutboxKick); err != nil {
 		return fmt.Errorf("local subscribe: %w", err)
 	}
 	if _, err := lc.Subscribe(wire.BridgeRPC("*"), s.onTopicRPC); err != nil {

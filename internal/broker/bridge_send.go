@@ -91,7 +91,7 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	// here, as a local reply does (the asker's broker wakes the asker).
 	b.asks.settle(p.msg.ReplyTo, p.msg.From.ID, p.msg.To, nil)
 	wait := b.routes.expect(p.remote, p.msg.ID)
-	b.publish(wire.BridgeOut(p.remote), p.msg)
+	b.announceOutbox(p.remote, p.msg)
 	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy, Queued: true, Offline: true}
 	if wait == nil || !b.tasks.Go(func() { b.awaitRemote(m, p.msg.ID, wait, reply) }) {
 		b.routes.settled(p.msg.ID)

@@ -98,6 +98,7 @@ type Broker struct {
 	waiters  *waiterTable  // intercom wait (waiters.go)
 	traces   *traceTable   // delivery timelines (trace.go)
 	routes   *routeTable   // bridged hosts (bridge.go)
+	kicks    outboxKicks   // numbered outbox announcements (outbox_kick.go)
 	ledger   *ledger       // in-memory counts of the store (ledger.go)
 	lists    listBudget    // bridged hosts' topic listings (listcost.go)
 	idle     *idleWatch    // idle exit (idle.go)

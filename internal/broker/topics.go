@@ -201,7 +201,7 @@ func (b *Broker) publishAs(req wire.PublishRequest, peer wire.Peer) (*wire.Publi
 	}
 	for _, msg := range wake {
 		if _, host, remote := wire.SplitRemote(msg.To); remote {
-			b.publish(wire.BridgeOut(host), msg)
+			b.announceOutbox(host, msg)
 		}
 	}
 	return reply, nil

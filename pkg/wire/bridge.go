@@ -26,8 +26,17 @@ const (
 	bridgeRPCPrefix    = SubjectPrefix + "bridge.rpc."
 )
 
-// BridgeOut is where the broker announces a new outbox message for host.
+// BridgeOut is where the broker announces a new outbox message for host,
+// once it is committed; the announcement carries the message as stored.
 func BridgeOut(host string) string { return bridgeOutPrefix + host }
+
+// HeaderOutboxKick numbers the broker's outbox announcements
+// ("<broker run>.<n>", n counting from 1 across all hosts, in the order
+// they are published): a bridge that has seen every one since its last full
+// read of an outbox knows what that outbox holds and forwards an announced
+// message without reading it again. A broker without it (older) gets the
+// outbox read at each announcement.
+const HeaderOutboxKick = "Ic-Outbox-Kick"
 
 // BridgeRPC is where the broker sends topic operations for host to the bridge.
 func BridgeRPC(host string) string { return bridgeRPCPrefix + host }
