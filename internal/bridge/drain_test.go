@@ -1,12 +1,10 @@
 package bridge
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -78,16 +76,7 @@ func TestForwardToPeersWithAndWithoutBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			const n = 5
-			var want []string
-			for i := range n {
-				ctx, cancel := context.WithTimeout(r.ctx, 20*time.Second)
-				rep, err := r.local.Send(ctx, wire.SendRequest{From: r.alice, To: "bob@beta", Text: fmt.Sprintf("m%d", i)})
-				cancel()
-				if err != nil || !rep.RemoteStored {
-					t.Fatalf("send %d: %+v, %v; want stored on beta", i, rep, err)
-				}
-				want = append(want, fmt.Sprintf("m%d", i))
-			}
+			want := r.sendSerially(t, n)
 			mu.Lock()
 			defer mu.Unlock()
 			if fmt.Sprint(got) != fmt.Sprint(want) {

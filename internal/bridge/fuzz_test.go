@@ -3,8 +3,10 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -285,4 +287,58 @@ func FuzzLinkDeliverReply(f *testing.F) {
 			t.Fatalf("purge: %v", err)
 		}
 	})
+}
+
+// batchStore is beta storing every batch alpha forwards: the texts in the
+// order they came, and how many batches carried them.
+type batchStore struct {
+	mu      sync.Mutex
+	texts   []string
+	batches int
+}
+
+// storeBatches makes beta answer alpha's batches as stored, recording them.
+func (r *rig) storeBatches(t *testing.T) *batchStore {
+	t.Helper()
+	b := &batchStore{}
+	sub, err := r.beta.Subscribe(reqSubject("beta", "alpha", opDeliverBatch), func(m *nats.Msg) {
+		var req wire.BridgeDeliverBatch
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			t.Error(err)
+		}
+		var out []wire.Reply[wire.SendReply]
+		b.mu.Lock()
+		b.batches++
+		for _, msg := range req.Messages {
+			b.texts = append(b.texts, msg.Text)
+			out = append(out, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: msg.ID}})
+		}
+		b.mu.Unlock()
+		_ = m.Respond(mustJSON(wire.Reply[wire.BridgeDeliverBatchReply]{Result: &wire.BridgeDeliverBatchReply{Results: out}}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := r.beta.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sendSerially sends m0…m<n-1> from alice to bob@beta, one after another,
+// each reported stored there, and returns their texts.
+func (r *rig) sendSerially(t *testing.T, n int) []string {
+	t.Helper()
+	var want []string
+	for i := range n {
+		ctx, cancel := context.WithTimeout(r.ctx, 20*time.Second)
+		rep, err := r.local.Send(ctx, wire.SendRequest{From: r.alice, To: "bob@beta", Text: fmt.Sprintf("m%d", i)})
+		cancel()
+		if err != nil || !rep.RemoteStored {
+			t.Fatalf("send %d: %+v, %v; want stored on beta", i, rep, err)
+		}
+		want = append(want, fmt.Sprintf("m%d", i))
+	}
+	return want
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -19,44 +16,12 @@ import (
 // reported stored there.
 func TestForwardSettlesWithSingleAcksOnOldBroker(t *testing.T) {
 	r := newRig(t, wire.SubjBridgeAckBatch)
-	var mu sync.Mutex
-	var got []string
-	batches := 0
-	sub, err := r.beta.Subscribe(reqSubject("beta", "alpha", opDeliverBatch), func(m *nats.Msg) {
-		var req wire.BridgeDeliverBatch
-		if err := json.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-		}
-		mu.Lock()
-		batches++
-		var out []wire.Reply[wire.SendReply]
-		for _, msg := range req.Messages {
-			got = append(got, msg.Text)
-			out = append(out, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: msg.ID}})
-		}
-		mu.Unlock()
-		_ = m.Respond(mustJSON(wire.Reply[wire.BridgeDeliverBatchReply]{Result: &wire.BridgeDeliverBatchReply{Results: out}}))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	if err := r.beta.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	beta := r.storeBatches(t)
 	const n = 5
-	var want []string
-	for i := range n {
-		ctx, cancel := context.WithTimeout(r.ctx, 20*time.Second)
-		rep, err := r.local.Send(ctx, wire.SendRequest{From: r.alice, To: "bob@beta", Text: fmt.Sprintf("m%d", i)})
-		cancel()
-		if err != nil || !rep.RemoteStored {
-			t.Fatalf("send %d: %+v, %v; want stored on beta", i, rep, err)
-		}
-		want = append(want, fmt.Sprintf("m%d", i))
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	want := r.sendSerially(t, n)
+	beta.mu.Lock()
+	defer beta.mu.Unlock()
+	got, batches := beta.texts, beta.batches
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("beta stored %v, want %v (in order, once: each settled by a single ack)", got, want)
 	}

@@ -1,10 +1,7 @@
 package bridge
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,43 +16,13 @@ import (
 // message.
 func TestAnnouncedMessagesForwardedWithoutReadingTheOutbox(t *testing.T) {
 	r := newRig(t)
-	var mu sync.Mutex
-	var got []string
-	sub, err := r.beta.Subscribe(reqSubject("beta", "alpha", opDeliverBatch), func(m *nats.Msg) {
-		var req wire.BridgeDeliverBatch
-		if err := json.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-		}
-		var out []wire.Reply[wire.SendReply]
-		mu.Lock()
-		for _, msg := range req.Messages {
-			got = append(got, msg.Text)
-			out = append(out, wire.Reply[wire.SendReply]{Result: &wire.SendReply{ID: msg.ID}})
-		}
-		mu.Unlock()
-		_ = m.Respond(mustJSON(wire.Reply[wire.BridgeDeliverBatchReply]{Result: &wire.BridgeDeliverBatchReply{Results: out}}))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	if err := r.beta.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	beta := r.storeBatches(t)
 	const n = 40
 	start := time.Now()
-	var want []string
-	for i := range n {
-		ctx, cancel := context.WithTimeout(r.ctx, 20*time.Second)
-		rep, err := r.local.Send(ctx, wire.SendRequest{From: r.alice, To: "bob@beta", Text: fmt.Sprintf("m%d", i)})
-		cancel()
-		if err != nil || !rep.RemoteStored {
-			t.Fatalf("send %d: %+v, %v; want stored on beta", i, rep, err)
-		}
-		want = append(want, fmt.Sprintf("m%d", i))
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	want := r.sendSerially(t, n)
+	beta.mu.Lock()
+	defer beta.mu.Unlock()
+	got := beta.texts
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("beta stored %v, want %v (in order, once)", got, want)
 	}
