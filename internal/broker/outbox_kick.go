@@ -22,13 +22,10 @@ type outboxKicks struct {
 }
 
 // announceOutbox tells the local bridge that msg, committed to host's
-// outbox, is there, and numbers the announcement.
+// outbox, is there, and numbers the announcement. One that cannot be made
+// still takes its number: the gap sends the bridge to read the outbox.
 func (b *Broker) announceOutbox(host string, msg wire.Message) {
-	data, err := json.Marshal(msg)
-	if err != nil {
-		b.log.Warn("announce outbox message", "host", host, "err", err)
-		return
-	}
+	data, encErr := json.Marshal(msg)
 	k := &b.kicks
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -36,6 +33,10 @@ func (b *Broker) announceOutbox(host string, msg wire.Message) {
 		k.run = newMsgID()
 	}
 	k.n++
+	if encErr != nil {
+		b.log.Warn("announce outbox message", "host", host, "err", encErr)
+		return
+	}
 	m := &nats.Msg{Subject: wire.BridgeOut(host), Data: data,
 		Header: nats.Header{wire.HeaderOutboxKick: []string{k.run + "." + strconv.FormatUint(k.n, 10)}}}
 	if err := b.nc.PublishMsg(m); err != nil {
