@@ -21,10 +21,19 @@ import (
 // twice, and readers key messages by id.
 
 // historyChunk bounds the bytes of one history write (one transaction,
-// one store entry): half Badger's value threshold (1 MiB), so that even an
-// unpacked chunk with its framing stays in the tree rather than the value
-// log.
+// one store entry, in the value log from store.ValueLogFrom bytes on).
 const historyChunk = 512 << 10
+
+// historyLinger is how long the history writer waits after the first
+// staged entry for more (unless historyChunk bytes are staged first, or a
+// reader or a purge asks for what is staged): a busy broker's history
+// then goes in chunks of tens of kilobytes or more, which Badger keeps in
+// its value log (store.ValueLogFrom) instead of copying them through the
+// memtable, its flush and every compaction.
+const historyLinger = 50 * time.Millisecond
+
+// historyFlushWait bounds how long a reader waits for staged entries.
+const historyFlushWait = 5 * time.Second
 
 // historyTrimEvery: a size trim runs once this share of the cap was written.
 const historyTrimShare = 16
@@ -36,10 +45,12 @@ type historyKeeper struct {
 	age      time.Duration
 	maxBytes int64
 	kick     chan struct{}
+	flushes  chan chan struct{} // write what is staged now, then close
 
 	mu      sync.Mutex
 	last    uint64 // the newest cursor handed out
 	queue   []store.HistoryItem
+	queued  int   // bytes in queue
 	written int64 // bytes kept since the last trim
 }
 
@@ -53,6 +64,7 @@ func (b *Broker) history() *historyKeeper {
 			cfg = config.Defaults()
 		}
 		h.age, h.maxBytes, h.kick = cfg.HistoryMaxAge(), cfg.HistoryMaxBytes, make(chan struct{}, 1)
+		h.flushes = make(chan chan struct{})
 		_ = b.st.View(func(txn *store.Txn) error {
 			h.last, _ = txn.LastHistoryCursor()
 			return nil
@@ -110,6 +122,7 @@ func (b *Broker) stageRecordHistory(rec store.TopicRecord) {
 func (h *historyKeeper) stage(kind byte, data []byte) {
 	h.mu.Lock()
 	h.queue = append(h.queue, store.HistoryItem{Cursor: h.nextLocked(), Kind: kind, Data: data})
+	h.queued += len(data)
 	h.mu.Unlock()
 	select {
 	case h.kick <- struct{}{}:
@@ -117,19 +130,52 @@ func (h *historyKeeper) stage(kind byte, data []byte) {
 	}
 }
 
+// flushHistory returns once what was staged before it is written (or the
+// writer is gone, or historyFlushWait passed): a history page, a purge and
+// a forget see every entry kept before they were asked for.
+func (b *Broker) flushHistory() {
+	h := b.history()
+	h.mu.Lock()
+	empty := len(h.queue) == 0
+	h.mu.Unlock()
+	if empty || h.age <= 0 {
+		return
+	}
+	timeout := time.NewTimer(historyFlushWait)
+	defer timeout.Stop()
+	done := make(chan struct{})
+	select {
+	case h.flushes <- done:
+	case <-b.tasks.Done():
+		return
+	case <-timeout.C:
+		return
+	}
+	select {
+	case <-done:
+	case <-b.tasks.Done():
+	case <-timeout.C:
+	}
+}
+
 // historyWriter commits staged entries until the broker stops (writing
-// what is staged then), and trims the history to its size cap.
+// what is staged then), and trims the history to its size cap. It waits
+// historyLinger after a first staged entry, unless asked to flush.
 func (b *Broker) historyWriter(h *historyKeeper) {
 	var enc store.HistoryEncoder
+	var flushed []chan struct{}
 	for stopping := false; ; {
 		select {
 		case <-h.kick:
+			stopping, flushed = b.lingerHistory(h, flushed)
+		case done := <-h.flushes:
+			flushed = append(flushed, done)
 		case <-b.tasks.Done():
 			stopping = true
 		}
 		h.mu.Lock()
 		queue := h.queue
-		h.queue = nil
+		h.queue, h.queued = nil, 0
 		h.mu.Unlock()
 		for len(queue) > 0 {
 			n, size := 0, 0
@@ -141,11 +187,40 @@ func (b *Broker) historyWriter(h *historyKeeper) {
 			queue = queue[n:]
 			b.writeHistory(h, &enc, chunk)
 		}
+		for _, done := range flushed {
+			close(done)
+		}
+		flushed = flushed[:0]
 		if h.trimDue() {
 			b.trimHistory(h)
 		}
 		if stopping {
 			return
+		}
+	}
+}
+
+// lingerHistory waits historyLinger for more staged entries, less when
+// historyChunk bytes are staged, a flush is asked for (added to flushed)
+// or the broker stops (true).
+func (b *Broker) lingerHistory(h *historyKeeper, flushed []chan struct{}) (bool, []chan struct{}) {
+	timer := time.NewTimer(historyLinger)
+	defer timer.Stop()
+	for {
+		h.mu.Lock()
+		full := h.queued >= historyChunk
+		h.mu.Unlock()
+		if full {
+			return false, flushed
+		}
+		select {
+		case <-timer.C:
+			return false, flushed
+		case done := <-h.flushes:
+			return false, append(flushed, done)
+		case <-b.tasks.Done():
+			return true, flushed
+		case <-h.kick:
 		}
 	}
 }
@@ -232,7 +307,7 @@ func (b *Broker) deleteHistory(cursors []string) error {
 
 // historyPage answers wire.SubjHistory.
 func (b *Broker) historyPage(req wire.HistoryRequest) (*wire.HistoryReply, error) {
-	b.history()
+	b.flushHistory()
 	if _, err := store.ParseHistoryCursor(req.After); err != nil {
 		return nil, wire.Errorf(wire.CodeBadRequest, "%v", err)
 	}
@@ -302,7 +377,7 @@ func (b *Broker) forgetHistory(sid string) error {
 // kept before before (zero for all), rewriting the chunks that hold any,
 // and moves the epoch on so that every index of the history is rebuilt.
 func (b *Broker) purgeHistory(sid string, before time.Time) (int, error) {
-	b.history()
+	b.flushHistory()
 	drop := func(c string, kind byte, data []byte) bool {
 		e, ok := historyEntry(c, kind, data)
 		if !before.IsZero() && !e.At.Before(before) {

@@ -193,3 +193,34 @@ func TestAckedMessagesAreKeptInOrder(t *testing.T) {
 		t.Fatalf("history %v, want %v", got, want)
 	}
 }
+
+// TestHistoryReadersSeeWhatWasJustKept: the history writer lingers for
+// more entries (historyLinger), but a page asked for right after the acks
+// holds every acknowledged message, and a purge right after entries were
+// staged removes them too: readers and purges flush what is staged.
+func TestHistoryReadersSeeWhatWasJustKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a, b := w.attach("a"), w.attach("b")
+	var want []string
+	for i := range 3 {
+		text := fmt.Sprintf("seen %d", i)
+		w.send(a, b.ID(), text)
+		m := recv(t, b)
+		if err := b.Ack(t.Context(), m.ID); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, text)
+	}
+	if got, _ := w.keptTexts(); !slices.Equal(got, want) {
+		t.Fatalf("history right after the acks %v, want %v", got, want)
+	}
+
+	w.b.keepHistory(keptMessage(t, 0, a.ID(), b.ID(), "staged").Data)
+	if _, err := w.b.purgeHistory(a.ID(), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.keptTexts(); len(got) != 0 {
+		t.Fatalf("history after purging a's entries just staged: %v, want none", got)
+	}
+}

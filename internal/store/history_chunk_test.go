@@ -352,3 +352,55 @@ func TestHistoryChunkPacking(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	check(s)
 }
+
+// TestLargeHistoryChunkInValueLog: a chunk of ValueLogFrom bytes or more
+// (kept in Badger's value log) reads back whole, after a reopen too, and
+// a purge's rewrite of it keeps the rest.
+func TestLargeHistoryChunkInValueLog(t *testing.T) {
+	t.Parallel()
+	s, dir := openTemp(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var items []HistoryItem
+	for i := range 8 {
+		data := make([]byte, ValueLogFrom/4)
+		for j := range data {
+			data[j] = byte(rng.Uint32()) // incompressible: the chunk stays large
+		}
+		items = append(items, HistoryItem{Cursor: uint64(i + 1), Kind: HistoryMessage, Data: data})
+	}
+	chunk := NewHistoryChunk(items)
+	if chunk.Size() < ValueLogFrom {
+		t.Fatalf("chunk of %d bytes, want at least %d", chunk.Size(), ValueLogFrom)
+	}
+	update(t, s, func(txn *Txn) error { return txn.PutHistory(chunk, time.Hour) })
+	check := func(s *Store, want []HistoryItem) {
+		t.Helper()
+		var got []HistoryItem
+		if err := s.View(func(txn *Txn) error {
+			return txn.HistoryAfter("", func(c string, kind byte, data []byte) bool {
+				n, _ := ParseHistoryCursor(c)
+				got = append(got, HistoryItem{Cursor: n, Kind: kind, Data: bytes.Clone(data)})
+				return true
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d entries read back, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Cursor != want[i].Cursor || got[i].Kind != want[i].Kind || !bytes.Equal(got[i].Data, want[i].Data) {
+				t.Fatalf("entry %d read back as cursor %d, %d bytes; want cursor %d, %d bytes", i, got[i].Cursor, len(got[i].Data), want[i].Cursor, len(want[i].Data))
+			}
+		}
+	}
+	check(s, items)
+	s = reopen(t, s, dir, nil)
+	t.Cleanup(func() { _ = s.Close() })
+	check(s, items)
+	update(t, s, func(txn *Txn) error {
+		_, err := txn.FilterHistory(HistoryCursor(8), func(c string, _ byte, _ []byte) bool { return c == HistoryCursor(8) })
+		return err
+	})
+	check(s, items[:7])
+}

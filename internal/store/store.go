@@ -71,6 +71,14 @@ func OpenVisiting(dir string, log *slog.Logger, visit func(Slot, *wire.Message))
 	return open(dir, log, nil, visit)
 }
 
+// ValueLogFrom: a value of this many bytes or more (a busy broker's
+// history chunk, a large commit's message log entry) is written once to
+// Badger's value log, and the tree holds a pointer to it, instead of being
+// copied through the memtable, its flush and every compaction (a history
+// chunk lives for weeks). maintain.go collects the value log of what
+// expired or was deleted.
+const ValueLogFrom = 64 << 10
+
 // open opens the database in dir with the broker's options, changed by
 // tune when not nil (tests), handing each stored message to visit when not
 // nil (OpenVisiting).
@@ -90,7 +98,8 @@ func open(dir string, log *slog.Logger, tune func(badger.Options) badger.Options
 		WithCompactL0OnClose(true).
 		WithNumCompactors(0). // the store compacts (maintain.go)
 		WithNumLevelZeroTables(compactL0Tables - 1).
-		WithBlockCacheSize(16 << 20)
+		WithBlockCacheSize(16 << 20).
+		WithValueThreshold(ValueLogFrom)
 	if tune != nil {
 		opts = tune(opts)
 	}
