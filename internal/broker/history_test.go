@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/intercom-dev/intercom/internal/store"
+	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -167,6 +168,23 @@ func TestTrimHistoryDropsOldestChunks(t *testing.T) {
 	}
 }
 
+// sendAcked sends n messages "<prefix> <i>" from a to b, each received
+// and acknowledged by b, and returns their texts in order.
+func sendAcked(t *testing.T, w *world, a, b *intercom.Session, n int, prefix string) []string {
+	t.Helper()
+	var texts []string
+	for i := range n {
+		text := fmt.Sprintf("%s %d", prefix, i)
+		w.send(a, b.ID(), text)
+		m := recv(t, b)
+		if err := b.Ack(t.Context(), m.ID); err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, text)
+	}
+	return texts
+}
+
 // TestAckedMessagesAreKeptInOrder: acknowledged messages reach the
 // history through its writer (staged by the acks, written in chunks), in
 // the order they were acknowledged, each once.
@@ -174,16 +192,7 @@ func TestAckedMessagesAreKeptInOrder(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	a, b := w.attach("a"), w.attach("b")
-	var want []string
-	for i := range 5 {
-		text := fmt.Sprintf("kept %d", i)
-		w.send(a, b.ID(), text)
-		m := recv(t, b)
-		if err := b.Ack(t.Context(), m.ID); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, text)
-	}
+	want := sendAcked(t, w, a, b, 5, "kept")
 	var got []string
 	eventually(t, "acked messages in the history", func() bool {
 		got, _ = w.keptTexts()
@@ -202,16 +211,7 @@ func TestHistoryReadersSeeWhatWasJustKept(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	a, b := w.attach("a"), w.attach("b")
-	var want []string
-	for i := range 3 {
-		text := fmt.Sprintf("seen %d", i)
-		w.send(a, b.ID(), text)
-		m := recv(t, b)
-		if err := b.Ack(t.Context(), m.ID); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, text)
-	}
+	want := sendAcked(t, w, a, b, 3, "seen")
 	if got, _ := w.keptTexts(); !slices.Equal(got, want) {
 		t.Fatalf("history right after the acks %v, want %v", got, want)
 	}
