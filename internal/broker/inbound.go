@@ -52,8 +52,17 @@ type inboundTable struct {
 	mu sync.Mutex // held records
 
 	cfgMu    sync.Mutex
-	cfgStamp string
+	cfgPath  string // config.json's path, once known
+	cfgStamp configStamp
+	cfgRead  bool // cfg was read at cfgStamp
 	cfg      config.Config
+}
+
+// configStamp is what inboundConfig compares to see that config.json
+// changed: its size and modification time (absent: both zero).
+type configStamp struct {
+	size, mtime int64
+	present     bool
 }
 
 // heldID matches a message id, local or bridged (id@host): letters and
@@ -68,20 +77,22 @@ func (b *Broker) heldPath(id string) string { return filepath.Join(b.heldDir(), 
 // modification time changed; defaults when it is absent or invalid).
 func (b *Broker) inboundConfig() config.Config {
 	t := &b.inbound
-	path := b.opts.Layout.ConfigFile()
-	stamp := "absent"
-	if fi, err := os.Stat(path); err == nil {
-		stamp = fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
-	}
 	t.cfgMu.Lock()
 	defer t.cfgMu.Unlock()
-	if stamp != t.cfgStamp {
-		cfg, _, err := config.Load(path)
+	if t.cfgPath == "" {
+		t.cfgPath = b.opts.Layout.ConfigFile()
+	}
+	var stamp configStamp
+	if fi, err := os.Stat(t.cfgPath); err == nil {
+		stamp = configStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), present: true}
+	}
+	if !t.cfgRead || stamp != t.cfgStamp {
+		cfg, _, err := config.Load(t.cfgPath)
 		if err != nil {
 			b.log.Warn("inbound: config.json unreadable; accepting every message", "err", err)
 			cfg = config.Defaults()
 		}
-		t.cfg, t.cfgStamp = cfg, stamp
+		t.cfg, t.cfgStamp, t.cfgRead = cfg, stamp, true
 	}
 	return t.cfg
 }

@@ -171,8 +171,18 @@ func respond(m *nats.Msg, v any) {
 	_ = m.Respond(data)
 }
 
+// publish sends v as JSON on subj; the pushed messages (one, or a batch)
+// are written without reflection (wire.AppendMessage).
 func (b *Broker) publish(subj string, v any) {
-	data, _ := json.Marshal(v)
+	var data []byte
+	switch v := v.(type) {
+	case *wire.Message:
+		data = wire.AppendMessage(make([]byte, 0, 256+v.Size()), v)
+	case []*wire.Message:
+		data = wire.AppendMessages(make([]byte, 0, 1024), v)
+	default:
+		data, _ = json.Marshal(v)
+	}
 	if err := b.nc.Publish(subj, data); err != nil {
 		b.log.Warn("publish", "subject", subj, "err", err)
 	}

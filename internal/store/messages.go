@@ -17,10 +17,10 @@ import (
 //	inbox/<session>/<seq>   outbox/<host>/<seq>
 //
 // (<seq> zero-padded to 20 digits; a box reads in sequence order), as the
-// wire.Message in JSON (goccy/go-json, which encodes it as encoding/json
-// does). Since format 3 a slot is not a key: the messages of one commit are
-// one entry of the message log (msglog.go), each recorded with its slot's
-// name. Where each message is, by id, is the message index (msgindex.go);
+// wire.Message in JSON (wire.AppendMessage, which writes it as
+// encoding/json does). Since format 3 a slot is not a key: the messages of
+// one commit are one entry of the message log (msglog.go), each recorded
+// with its slot's name. Where each message is, by id, is the message index (msgindex.go);
 // both are rebuilt at Open from the log.
 
 const (
@@ -96,22 +96,20 @@ func parseSlot(key string) (Slot, bool) {
 	return s, true
 }
 
-func encodeMessage(m *wire.Message) ([]byte, error) { return json.Marshal(m) }
-
-func decodeMessage(v []byte) (wire.Message, error) {
-	var m wire.Message
-	err := json.Unmarshal(v, &m)
-	return m, err
+// encodeMessage writes m as json.Marshal does (wire.AppendMessage, without
+// reflection), sized for its text.
+func encodeMessage(m *wire.Message) []byte {
+	return wire.AppendMessage(make([]byte, 0, 256+m.Size()), m)
 }
+
+// decodeMessage reads what encodeMessage wrote (wire.DecodeMessage: one
+// pass without reflection for a message without attachments).
+func decodeMessage(v []byte) (wire.Message, error) { return wire.DecodeMessage(v) }
 
 // PutMessage stores m in slot at and indexes it by its id, from this
 // transaction's commit on; the commit writes it into its log entry.
 func (t *Txn) PutMessage(at Slot, m *wire.Message) error {
-	data, err := encodeMessage(m)
-	if err != nil {
-		return fmt.Errorf("encode message %s: %w", m.ID, err)
-	}
-	t.putRecord(at, m.ID, data)
+	t.putRecord(at, m.ID, encodeMessage(m))
 	t.stage(m.ID, indexChange{slot: at})
 	return nil
 }

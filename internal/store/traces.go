@@ -9,6 +9,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/intercom-dev/intercom/internal/jsonappend"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
 
@@ -76,11 +77,36 @@ func (t *Txn) HasTrace(id string) (bool, error) { return t.Has(traceKey(id)) }
 
 // PutTrace keeps tr as the timeline of message id for keep.
 func (t *Txn) PutTrace(id string, tr Trace, keep time.Duration) error {
-	data, err := json.Marshal(tr)
-	if err != nil {
-		return fmt.Errorf("encode trace of %s: %w", id, err)
+	return t.SetTTL(traceKey(id), appendTrace(make([]byte, 0, 160), &tr), keep)
+}
+
+// appendTrace writes tr as json.Marshal does, without reflection (a trace
+// is written at every ack).
+func appendTrace(dst []byte, tr *Trace) []byte {
+	dst = append(dst, `{"from":`...)
+	dst = wire.AppendPeer(dst, &tr.From)
+	dst = append(dst, `,"to":`...)
+	dst = jsonappend.String(dst, tr.To)
+	dst = append(dst, `,"stored_at":`...)
+	dst = jsonappend.Time(dst, tr.Stored)
+	times := func(k string, ts []time.Time) {
+		if len(ts) == 0 {
+			return
+		}
+		dst = append(dst, k...)
+		for i, at := range ts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonappend.Time(dst, at)
+		}
+		dst = append(dst, ']')
 	}
-	return t.SetTTL(traceKey(id), data, keep)
+	times(`,"pushed_at":[`, tr.Pushed)
+	times(`,"fetched_at":[`, tr.Fetched)
+	dst = append(dst, `,"acked_at":`...)
+	dst = jsonappend.Time(dst, tr.Acked)
+	return append(dst, '}')
 }
 
 // PutTraceEvent keeps for keep that message id was pushed (or, with

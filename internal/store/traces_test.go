@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -74,5 +76,24 @@ func TestRemoteHosts(t *testing.T) {
 	})
 	if fmt.Sprint(hosts) != "[a.lan b.lan]" {
 		t.Errorf("hosts %v", hosts)
+	}
+}
+
+// A trace is written as json.Marshal writes it, byte for byte.
+func TestAppendTraceAsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 12, 3, 7, 0, 0, 123456789, time.UTC)
+	for _, tr := range []Trace{
+		{},
+		{From: wire.Peer{ID: "a1", Name: "alice", Cwd: "/w/<x>"}, To: "bob\n", Stored: at, Acked: at.Add(time.Second)},
+		{From: wire.Peer{ID: "a1", Name: "alice"}, To: "b", Stored: at, Pushed: []time.Time{at, at.Add(time.Millisecond)},
+			Fetched: []time.Time{at.In(time.FixedZone("", 3600))}, Acked: at},
+	} {
+		want, err := stdjson.Marshal(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendTrace(nil, &tr); !bytes.Equal(got, want) {
+			t.Fatalf("appendTrace =\n%s\nwant\n%s", got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/intercom-dev/intercom/internal/jsonappend"
 	"github.com/intercom-dev/intercom/internal/jsonfields"
 	"github.com/valyala/fastjson"
 )
@@ -83,35 +84,12 @@ func AppendSession(dst []byte, s *Session) []byte {
 	return append(dst, '}')
 }
 
-// plainJSON marks the bytes encoding/json writes as they are in a string.
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c <= 0x7e; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
 // appendString appends v as a JSON string, as encoding/json writes it.
-func appendString(dst []byte, v string) []byte {
-	for i := 0; i < len(v); i++ {
-		if !plainJSON[v[i]] {
-			b, _ := json.Marshal(v) // escapes and invalid UTF-8: encoding/json's rules
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, v...)
-	return append(dst, '"')
-}
+func appendString(dst []byte, v string) []byte { return jsonappend.String(dst, v) }
 
-// appendTime appends t as time.Time's MarshalJSON does.
-func appendTime(dst []byte, t time.Time) []byte {
-	b, err := t.MarshalJSON()
-	if err != nil { // a year outside 0–9999: not a time the broker keeps
-		return append(dst, `"0001-01-01T00:00:00Z"`...)
-	}
-	return append(dst, b...)
-}
+// appendTime appends t as time.Time's MarshalJSON does (the zero time for
+// a year outside 0–9999: not a time the broker keeps).
+func appendTime(dst []byte, t time.Time) []byte { return jsonappend.Time(dst, t) }
 
 var listParsers fastjson.ParserPool
 

@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // DecodeMessage decodes a pushed message (one JSON Message, as a holder
 // receives it) into what json.Unmarshal gives for it (valid JSON: the same
@@ -159,4 +162,113 @@ func scanBatch(s *scanner, into []Message) ([]Message, bool) {
 			return into[:start], false
 		}
 	}
+}
+
+// AppendMessage appends m as JSON, byte for byte as json.Marshal writes it
+// (the same fields, order and omissions), without reflection: the broker
+// writes a message at every send, into the store and to its holder.
+func AppendMessage(dst []byte, m *Message) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, m.ID)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendUint(dst, m.Seq, 10)
+	dst = append(dst, `,"from":`...)
+	dst = AppendPeer(dst, &m.From)
+	dst = append(dst, `,"to":`...)
+	dst = appendString(dst, m.To)
+	dst = append(dst, `,"text":`...)
+	dst = appendString(dst, m.Text)
+	dst = append(dst, `,"delivery":`...)
+	dst = appendString(dst, m.Delivery)
+	dst = append(dst, `,"expects_reply":`...)
+	dst = strconv.AppendBool(dst, m.ExpectsReply)
+	dst = appendOptString(dst, "reply_to", m.ReplyTo)
+	dst = appendOptString(dst, "thread", m.Thread)
+	dst = appendOptString(dst, "queue_mode", m.QueueMode)
+	if len(m.Attachments) > 0 {
+		dst = append(dst, `,"attachments":[`...)
+		for i := range m.Attachments {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendAttachment(dst, &m.Attachments[i])
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"sent_at":`...)
+	dst = appendTime(dst, m.SentAt)
+	dst = appendOptString(dst, "topic", m.Topic)
+	dst = appendOptString(dst, "event", m.Event)
+	dst = appendOptString(dst, "resource", m.Resource)
+	dst = appendOptString(dst, "ownership", m.Ownership)
+	dst = appendOptTrue(dst, "from_person", m.FromPerson)
+	dst = appendOptString(dst, "wake_held", m.WakeHeld)
+	return append(dst, '}')
+}
+
+// AppendMessages appends msgs as a JSON array of AppendMessage's objects
+// (a batched push), as json.Marshal writes the slice.
+func AppendMessages(dst []byte, msgs []*Message) []byte {
+	dst = append(dst, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendMessage(dst, m)
+	}
+	return append(dst, ']')
+}
+
+// AppendPeer appends p as JSON, as json.Marshal writes it.
+func AppendPeer(dst []byte, p *Peer) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, p.ID)
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, p.Name)
+	if p.Cwd != "" {
+		dst = append(dst, `,"cwd":`...)
+		dst = appendString(dst, p.Cwd)
+	}
+	return append(dst, '}')
+}
+
+func appendAttachment(dst []byte, a *Attachment) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, a.Type)
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, a.Name)
+	if a.Language != "" {
+		dst = append(dst, `,"language":`...)
+		dst = appendString(dst, a.Language)
+	}
+	if a.Path != "" {
+		dst = append(dst, `,"path":`...)
+		dst = appendString(dst, a.Path)
+	}
+	dst = append(dst, `,"content":`...)
+	dst = appendString(dst, a.Content)
+	return append(dst, '}')
+}
+
+// appendOptString appends ,"key":v unless v is empty (a field tagged
+// omitempty, after at least one field).
+func appendOptString(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return appendString(dst, v)
+}
+
+// appendOptTrue appends ,"key":true if v (a bool tagged omitempty, after at
+// least one field).
+func appendOptTrue(dst []byte, key string, v bool) []byte {
+	if !v {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	return append(dst, `":true`...)
 }

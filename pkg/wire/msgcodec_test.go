@@ -196,3 +196,52 @@ func TestUTCMoment(t *testing.T) {
 		}
 	}
 }
+
+// AppendMessage writes what json.Marshal writes, byte for byte, and so
+// does AppendMessages for a batch.
+func TestAppendMessageAsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var batch []*Message
+	for i := range 400 {
+		m := randomMessage(r)
+		if i%7 == 0 {
+			m = Message{ID: m.ID} // the zero fields a message leaves out
+		}
+		if i%5 == 0 {
+			m.Attachments = append(m.Attachments, Attachment{Type: "snippet", Name: "n", Language: "go", Path: "/p", Content: "<x>\n"})
+		}
+		checkAppendMessage(t, &m)
+		batch = append(batch, &m)
+	}
+	want, err := json.Marshal(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AppendMessages(nil, batch); !bytes.Equal(got, want) {
+		t.Fatalf("AppendMessages =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func checkAppendMessage(t *testing.T, m *Message) {
+	t.Helper()
+	want, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AppendMessage(nil, m); !bytes.Equal(got, want) {
+		t.Fatalf("AppendMessage =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func FuzzAppendMessage(f *testing.F) {
+	f.Add("id", uint64(1), "from", "cwd", "text\n<b>", "\xff", int64(1_796_000_000), 3600, true)
+	f.Fuzz(func(t *testing.T, id string, seq uint64, from, cwd, text, other string, sec int64, offset int, flag bool) {
+		m := Message{ID: id, Seq: seq, From: Peer{ID: from, Name: other, Cwd: cwd}, To: other, Text: text, Delivery: other,
+			ExpectsReply: flag, ReplyTo: other, Thread: text, SentAt: time.Unix(sec%(1<<34), 0).In(time.FixedZone("", offset%(20*3600))),
+			Topic: other, FromPerson: flag, WakeHeld: cwd}
+		if flag {
+			m.Attachments = []Attachment{{Type: other, Name: text, Path: cwd, Content: text}}
+		}
+		checkAppendMessage(t, &m)
+	})
+}

@@ -24,40 +24,25 @@ func AppendSendRequest(dst []byte, r *SendRequest) []byte {
 	dst = appendString(dst, r.To)
 	dst = append(dst, `,"text":`...)
 	dst = appendString(dst, r.Text)
-	str := func(k, v string) {
-		if v != "" {
-			dst = append(dst, ',', '"')
-			dst = append(dst, k...)
-			dst = append(dst, '"', ':')
-			dst = appendString(dst, v)
-		}
-	}
-	boolean := func(k string, v bool) {
-		if v {
-			dst = append(dst, ',', '"')
-			dst = append(dst, k...)
-			dst = append(dst, `":true`...)
-		}
-	}
-	str("delivery", r.Delivery)
-	boolean("delivery_set", r.DeliverySet)
-	boolean("expects_reply", r.ExpectsReply)
-	str("reply_to", r.ReplyTo)
-	str("thread", r.Thread)
-	str("queue_mode", r.QueueMode)
+	dst = appendOptString(dst, "delivery", r.Delivery)
+	dst = appendOptTrue(dst, "delivery_set", r.DeliverySet)
+	dst = appendOptTrue(dst, "expects_reply", r.ExpectsReply)
+	dst = appendOptString(dst, "reply_to", r.ReplyTo)
+	dst = appendOptString(dst, "thread", r.Thread)
+	dst = appendOptString(dst, "queue_mode", r.QueueMode)
 	if len(r.Attachments) > 0 {
 		b, _ := json.Marshal(r.Attachments) // plain strings: cannot fail
 		dst = append(dst, `,"attachments":`...)
 		dst = append(dst, b...)
 	}
-	str("client_msg_id", r.ClientMsgID)
-	str("wait_subject", r.WaitSubject)
+	dst = appendOptString(dst, "client_msg_id", r.ClientMsgID)
+	dst = appendOptString(dst, "wait_subject", r.WaitSubject)
 	if r.TimeoutMs != 0 {
 		dst = append(dst, `,"timeout_ms":`...)
 		dst = strconv.AppendInt(dst, r.TimeoutMs, 10)
 	}
-	boolean("lean", r.Lean)
-	boolean("batch_reply", r.BatchReply)
+	dst = appendOptTrue(dst, "lean", r.Lean)
+	dst = appendOptTrue(dst, "batch_reply", r.BatchReply)
 	return append(dst, '}')
 }
 
