@@ -113,6 +113,14 @@ type partSender struct {
 	accepted []string
 	failed   map[string]bool // sends that returned an error: may arrive, need not
 	remote   int             // sends the remote broker stored before they returned
+	sent     map[string]sentNote
+}
+
+// sentNote is what a failure report says of one accepted send.
+type sentNote struct {
+	id     string
+	at     time.Time // when the send returned
+	stored bool      // the remote broker stored it before it returned
 }
 
 func (s *partSender) run(c *intercom.Client, from, to string, stop <-chan struct{}) {
@@ -129,6 +137,7 @@ func (s *partSender) run(c *intercom.Client, from, to string, stop <-chan struct
 		s.mu.Lock()
 		if err == nil {
 			s.accepted = append(s.accepted, text)
+			s.sent[text] = sentNote{id: r.ID, at: time.Now(), stored: r.RemoteStored}
 			if r.RemoteStored {
 				s.remote++
 			}
@@ -287,7 +296,7 @@ func newPartTest(t *testing.T) *partTest {
 		h  *H
 		id string
 	}{"alpha": {alpha.H, a1}, "gamma": {gamma.H, g1}} {
-		s := &partSender{label: label, failed: map[string]bool{}}
+		s := &partSender{label: label, failed: map[string]bool{}, sent: map[string]sentNote{}}
 		p.senders[label] = s
 		c := brgClient(t, from.h)
 		p.wg.Add(1)
@@ -375,6 +384,7 @@ func (p *partTest) finish(summary string) {
 			continue
 		}
 		if i := next[f[1]]; i >= len(s.accepted) || text != s.accepted[i] {
+			p.explainMismatch(s, i)
 			t.Fatalf("b1@beta received %q from %s, want its accepted message %d of %d (a duplicate, a loss or a reordering)", text, f[1], i, len(s.accepted))
 		}
 		next[f[1]]++
@@ -384,6 +394,36 @@ func (p *partTest) finish(summary string) {
 	a, g := p.senders["alpha"], p.senders["gamma"]
 	t.Logf("%d messages accepted (alpha %d, gamma %d across the hub; %d and %d stored on beta before their send returned) through %s: each delivered once, in order (failed sends: alpha %d, gamma %d)",
 		want, len(a.accepted), len(g.accepted), a.remote, g.remote, summary, len(a.failed), len(g.failed))
+}
+
+// explainMismatch logs what a failure of finish needs to be told apart:
+// where each of s's accepted messages around index i arrived at b1 (its
+// positions among what b1 received, none for a loss, two for a
+// duplicate), when its send returned and with what, and the broker's
+// trace of the one expected.
+func (p *partTest) explainMismatch(s *partSender, i int) {
+	t := p.t
+	pos := map[string][]int{}
+	for k, text := range p.recv.got {
+		pos[text] = append(pos[text], k)
+	}
+	for k := max(0, i-3); k < min(len(s.accepted), i+4); k++ {
+		text := s.accepted[k]
+		n := s.sent[text]
+		t.Logf("accepted %d %q: id %s, returned %s (remote stored: %v), received at %v", k, text, n.id, n.at.Format("15:04:05.000"), n.stored, pos[text])
+	}
+	if i >= len(s.accepted) {
+		return
+	}
+	h := p.alpha.H
+	if s.label == "gamma" {
+		h = p.gamma.H
+	}
+	id := s.sent[s.accepted[i]].id
+	r := h.Run("trace", id)
+	t.Logf("trace %s on %s: exit %d\n%s%s", id, s.label, r.Code, r.Stdout, r.Stderr)
+	r = p.beta.H.Run("trace", id+"@"+s.label)
+	t.Logf("trace %s@%s on beta: exit %d\n%s%s", id, s.label, r.Code, r.Stdout, r.Stderr)
 }
 
 func TestPartitionBridgeLink(t *testing.T) {
