@@ -20,8 +20,8 @@ import (
 // wire.Message in JSON (wire.AppendMessage, which writes it as
 // encoding/json does). Since format 3 a slot is not a key: the messages of
 // one commit are one entry of the message log (msglog.go), each recorded
-// with its slot's name. Where each message is, by id, is the message index (msgindex.go);
-// both are rebuilt at Open from the log.
+// with its slot's name. Where each message is, by id, is the message index
+// (msgindex.go); both are rebuilt at Open from the log.
 
 const (
 	inboxesPrefix  = "inbox/"
