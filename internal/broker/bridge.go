@@ -109,13 +109,13 @@ func quotaError(host, format string, a ...any) error {
 type routeTable struct {
 	mu     sync.Mutex
 	hosts  map[string]*remoteHost
-	wait   map[string]chan wire.BridgeAck // senders waiting for remote acceptance
-	report *wire.BridgeState              // the local bridge's last report
+	wait   map[string]*remoteWait // senders waiting for remote acceptance
+	report *wire.BridgeState      // the local bridge's last report
 	tasks  *tasks
 }
 
 func newRouteTable(t *tasks) *routeTable {
-	return &routeTable{hosts: map[string]*remoteHost{}, wait: map[string]chan wire.BridgeAck{}, tasks: t}
+	return &routeTable{hosts: map[string]*remoteHost{}, wait: map[string]*remoteWait{}, tasks: t}
 }
 
 // load reads the hosts seen before.
@@ -282,17 +282,34 @@ func (t *routeTable) resolve(name, host string) (target, error) {
 	return out, nil
 }
 
+// remoteWait is a sender waiting for the remote acceptance of its
+// message. It is answered once, by the first of the ack that settles the
+// message and its own timeout; a transient refusal claims it first (the
+// refusal deletes the message only for a sender still waiting), and the
+// timeout then leaves the answer to that refusal's commit.
+type remoteWait struct {
+	ch      chan remoteOutcome // buffered: the one answer
+	claimed bool
+}
+
+// remoteOutcome is what a waiting sender is told: the remote broker's
+// answer (ack), or that its message is still queued.
+type remoteOutcome struct {
+	ack    wire.BridgeAck
+	queued bool
+}
+
 // expect registers a sender waiting for the remote acceptance of message
 // id; nil when host's link is down (the sender is told "queued" at once).
-func (t *routeTable) expect(host, id string) chan wire.BridgeAck {
+func (t *routeTable) expect(host, id string) chan remoteOutcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if r := t.hosts[host]; r == nil || !r.up() {
 		return nil
 	}
-	ch := make(chan wire.BridgeAck, 1)
-	t.wait[id] = ch
-	return ch
+	w := &remoteWait{ch: make(chan remoteOutcome, 1)}
+	t.wait[id] = w
+	return w.ch
 }
 
 // expecting reports whether a sender waits for message id.
@@ -303,13 +320,52 @@ func (t *routeTable) expecting(id string) bool {
 	return ok
 }
 
-// settled returns (and forgets) the waiting sender of message id.
-func (t *routeTable) settled(id string) chan wire.BridgeAck {
+// claim reserves the waiting sender of message id for a transient
+// refusal being committed, which must then answer it; false when no
+// sender waits (any more). Claiming twice is claiming once.
+func (t *routeTable) claim(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ch := t.wait[id]
+	w := t.wait[id]
+	if w != nil {
+		w.claimed = true
+	}
+	return w != nil
+}
+
+// answer tells the waiting sender of message id o, and forgets it; false
+// when none waits (any more): it timed out or was answered before.
+func (t *routeTable) answer(id string, o remoteOutcome) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.wait[id]
+	if w == nil {
+		return false
+	}
 	delete(t.wait, id)
-	return ch
+	w.ch <- o // buffered, and answered once
+	return true
+}
+
+// timedOut forgets the sender of message id when its wait ran out and
+// nothing claimed it (it is then told "queued"); false when an answer was
+// given or is being committed: the sender takes it from its channel.
+func (t *routeTable) timedOut(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.wait[id]
+	if w == nil || w.claimed {
+		return false
+	}
+	delete(t.wait, id)
+	return true
+}
+
+// forget drops the sender of message id, answered some other way.
+func (t *routeTable) forget(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.wait, id)
 }
 
 // setReport records the local bridge's report.

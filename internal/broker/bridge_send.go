@@ -94,31 +94,47 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	b.announceOutbox(p.remote, p.msg)
 	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy, Queued: true, Offline: true}
 	if wait == nil || !b.tasks.Go(func() { b.awaitRemote(m, p.msg.ID, wait, reply) }) {
-		b.routes.settled(p.msg.ID)
+		b.routes.forget(p.msg.ID)
 		respond(m, wire.Reply[wire.SendReply]{Result: &reply})
 	}
 }
 
 // awaitRemote answers a sender once the remote broker stored its message,
-// or reports it queued after remoteWaitFor (or when the broker stops).
-func (b *Broker) awaitRemote(m *nats.Msg, id string, wait chan wire.BridgeAck, reply wire.SendReply) {
+// or reports it queued after remoteWaitFor (or when the broker stops). A
+// transient refusal being committed when the time runs out is waited for:
+// it deletes the message, so the sender must hear of it.
+func (b *Broker) awaitRemote(m *nats.Msg, id string, wait chan remoteOutcome, reply wire.SendReply) {
 	t := time.NewTimer(remoteWaitFor)
 	defer t.Stop()
+	var o remoteOutcome
 	select {
-	case ack := <-wait:
-		if ack.Error != nil {
-			respond(m, wire.Reply[wire.SendReply]{Error: ack.Error})
-			return
-		}
-		reply.Queued, reply.RemoteStored = false, true
-		if ack.Result != nil {
-			reply.Offline, reply.Duplicate = ack.Result.Offline, ack.Result.Duplicate
-			reply.PeerBusy = reply.PeerBusy || ack.Result.PeerBusy
-		}
+	case o = <-wait:
 	case <-t.C:
+		if b.routes.timedOut(id) {
+			o.queued = true
+			break
+		}
+		select {
+		case o = <-wait:
+		case <-b.tasks.Done():
+			o.queued = true
+		}
 	case <-b.tasks.Done():
+		b.routes.forget(id)
+		o.queued = true
 	}
-	b.routes.settled(id)
+	switch {
+	case o.queued:
+	case o.ack.Error != nil:
+		respond(m, wire.Reply[wire.SendReply]{Error: o.ack.Error})
+		return
+	default:
+		reply.Queued, reply.RemoteStored = false, true
+		if r := o.ack.Result; r != nil {
+			reply.Offline, reply.Duplicate = r.Offline, r.Duplicate
+			reply.PeerBusy = reply.PeerBusy || r.PeerBusy
+		}
+	}
 	respond(m, wire.Reply[wire.SendReply]{Result: &reply})
 }
 
@@ -162,21 +178,30 @@ func (b *Broker) settleOutbox(m *nats.Msg, req wire.BridgeAck) {
 		respond(m, wire.Reply[wire.BridgeAckReply]{Error: wire.Errorf(wire.CodeBadRequest, "bad bridge ack")})
 		return
 	}
-	if req.Transient {
-		if !b.routes.expecting(req.ID) {
-			respond(m, wire.Reply[wire.BridgeAckReply]{Result: &wire.BridgeAckReply{Kept: true}})
-			return
-		}
+	kept := &wire.BridgeAckReply{Kept: true}
+	if req.Transient && !b.routes.expecting(req.ID) {
+		respond(m, wire.Reply[wire.BridgeAckReply]{Result: kept})
+		return
 	}
 	var settled *wire.Message
 	var settledSlot store.Slot
-	var kept []byte // the history's copy of a message the remote broker stored
+	var history []byte // the history's copy of a message the remote broker stored
+	// A transient refusal deletes the message only for a sender still
+	// waiting, claimed here (in the commit, where the message is seen in
+	// the outbox) so that its timeout cannot tell it "queued" meanwhile.
+	claimed, unclaimed := false, false
 	b.cmt.Submit(store.Op{
 		Apply: func(txn *store.Txn) error {
-			settled, settledSlot, kept = nil, store.Slot{}, nil
+			settled, settledSlot, history, unclaimed = nil, store.Slot{}, nil, false
 			at, ok := txn.MessageSlot(req.ID)
 			if !ok || !at.InOutbox(req.Host) {
 				return nil
+			}
+			if req.Transient {
+				if claimed = claimed || b.routes.claim(req.ID); !claimed {
+					unclaimed = true // its sender stopped waiting: it stays queued
+					return nil
+				}
 			}
 			msg, err := txn.MessageAt(at)
 			if err != nil && !errors.Is(err, store.ErrUnreadable) {
@@ -186,7 +211,7 @@ func (b *Broker) settleOutbox(m *nats.Msg, req wire.BridgeAck) {
 				settled = &msg
 			}
 			if req.Error == nil {
-				kept = b.historyCopy(txn, at)
+				history = b.historyCopy(txn, at)
 			}
 			if err := txn.DeleteMessage(req.ID, at); err != nil {
 				return err
@@ -195,21 +220,32 @@ func (b *Broker) settleOutbox(m *nats.Msg, req wire.BridgeAck) {
 			return nil
 		},
 		After: func(err error) {
-			if err != nil {
+			if claimed && (err != nil || settledSlot.IsZero()) {
+				// Not deleted by this refusal: still queued, as its sender is
+				// told (unless the ack that did delete it answered first).
+				b.routes.answer(req.ID, remoteOutcome{queued: true})
+			}
+			switch {
+			case err != nil:
 				respond(m, wire.Reply[wire.BridgeAckReply]{Error: toWireError(err)})
 				return
+			case unclaimed:
+				respond(m, wire.Reply[wire.BridgeAckReply]{Result: kept})
+				return
+			case settledSlot.IsZero(): // settled before (a retry's ack)
+				if !req.Transient {
+					b.routes.answer(req.ID, remoteOutcome{ack: req})
+				}
+				respond(m, wire.Reply[wire.BridgeAckReply]{Result: &wire.BridgeAckReply{}})
+				return
 			}
-			if !settledSlot.IsZero() {
-				b.ledger.removed(settledSlot)
-				b.keepHistory(kept)
-			}
-			wait := b.routes.settled(req.ID)
+			b.ledger.removed(settledSlot)
+			b.keepHistory(history)
 			if req.Error != nil && settled != nil {
 				b.asks.fail(settled.ID, "undeliverable", req.Error.Message)
 			}
-			if wait != nil {
-				wait <- req
-			} else if req.Error != nil && settled != nil {
+			told := b.routes.answer(req.ID, remoteOutcome{ack: req})
+			if !told && req.Error != nil && settled != nil {
 				b.noticeUndeliverable(req.Host, settled, req.Error)
 			}
 			respond(m, wire.Reply[wire.BridgeAckReply]{Result: &wire.BridgeAckReply{}})

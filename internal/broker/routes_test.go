@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -230,4 +231,65 @@ func hasRow(rows []wire.Session, name string) bool {
 		}
 	}
 	return false
+}
+
+// A transient refusal (a quota of the remote side) of a message whose
+// sender still waits deletes it and tells the sender.
+func TestBridgeTransientRefusalReachesItsWaitingSender(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := w.attach("alpha")
+	w.reportBeta(true)
+	out := w.outbound()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.c.Send(t.Context(), wire.SendRequest{From: a.ID(), To: "bob@beta", Text: "too many"})
+		done <- err
+	}()
+	m := nextOut(t, out)
+	refusal := &wire.Error{Code: wire.CodeQuota, Message: "quota_exceeded: alpha sends more than 10 messages per second here"}
+	if _, err := call[wire.BridgeAckReply](t, w.c, wire.SubjBridgeAck, wire.BridgeAck{Host: "beta", ID: m.ID, Error: refusal, Transient: true}); err != nil {
+		t.Fatal(err)
+	}
+	var we *wire.Error
+	if err := <-done; !errors.As(err, &we) || we.Code != wire.CodeQuota {
+		t.Fatalf("send: %v, want the remote's quota refusal", err)
+	}
+	if page, _ := call[wire.InboxReply](t, w.c, wire.SubjBridgeOutbox, wire.BridgeOutboxRequest{Host: "beta"}); len(page.Messages) != 0 {
+		t.Fatalf("outbox after the refusal its sender heard: %+v", page.Messages)
+	}
+}
+
+// A waiting sender is answered once: a transient refusal that claimed it
+// outlives the sender's timeout (which must not then say "queued" of a
+// message the refusal deletes), and a timeout that came first leaves
+// nothing to claim (the message stays queued).
+func TestRouteWaitAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	rt := &routeTable{wait: map[string]*remoteWait{}}
+	wait := func(id string) chan remoteOutcome {
+		w := &remoteWait{ch: make(chan remoteOutcome, 1)}
+		rt.wait[id] = w
+		return w.ch
+	}
+	refused := remoteOutcome{ack: wire.BridgeAck{ID: "m1", Error: &wire.Error{Code: wire.CodeQuota}, Transient: true}}
+
+	ch := wait("m1")
+	if !rt.claim("m1") || !rt.claim("m1") {
+		t.Fatal("a waiting sender could not be claimed (twice is once)")
+	}
+	if rt.timedOut("m1") {
+		t.Fatal("a claimed sender's timeout forgot it: it would be told queued")
+	}
+	if !rt.answer("m1", refused) || rt.answer("m1", remoteOutcome{queued: true}) {
+		t.Fatal("a claimed sender not answered exactly once")
+	}
+	if o := <-ch; o.queued || o.ack.Error == nil {
+		t.Fatalf("the claimed sender was told %+v, want the refusal", o)
+	}
+
+	wait("m2")
+	if !rt.timedOut("m2") || rt.claim("m2") || rt.answer("m2", refused) {
+		t.Fatal("a sender whose wait ran out was still claimed or answered")
+	}
 }
