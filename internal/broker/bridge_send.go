@@ -67,13 +67,21 @@ func linkSize(host string, msg wire.Message) int {
 	return len(data) + 512 // the NATS envelope and a few more limit fields
 }
 
-// afterRemoteSend announces the outbox message to the bridge and answers the
-// sender once the remote broker stored it, or reports it queued.
+// afterRemoteSend answers the sender once the remote broker stored its
+// message (announced to the bridge while it was persisted, or now:
+// announceEarly), or reports it queued.
 func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
+	b.committedRemote(p)
 	if !p.dkey.IsZero() && !p.retry {
 		b.sends.end(p.dkey)
 	}
 	if err != nil || p.duplicate != "" {
+		if p.announced {
+			// Announced, then not stored by this op: the bridge may have
+			// forwarded it (the remote broker knows its id), but this
+			// sender hears of it from here.
+			b.routes.forget(p.msg.ID)
+		}
 		if err != nil {
 			respond(m, wire.Reply[wire.SendReply]{Error: toWireError(err)})
 		} else {
@@ -90,8 +98,11 @@ func (b *Broker) afterRemoteSend(m *nats.Msg, p *preparedSend, err error) {
 	// A reply to an ask that came over the link settles the obligation
 	// here, as a local reply does (the asker's broker wakes the asker).
 	b.asks.settle(p.msg.ReplyTo, p.msg.From.ID, p.msg.To, nil)
-	wait := b.routes.expect(p.remote, p.msg.ID)
-	b.announceOutbox(p.remote, p.msg)
+	wait := p.wait
+	if !p.announced {
+		wait = b.routes.expect(p.remote, p.msg.ID)
+		b.announceOutbox(p.remote, p.msg)
+	}
 	reply := wire.SendReply{ID: p.msg.ID, To: p.toRow, PeerBusy: p.peerBusy, Queued: true, Offline: true}
 	if wait == nil || !b.tasks.Go(func() { b.awaitRemote(m, p.msg.ID, wait, reply) }) {
 		b.routes.forget(p.msg.ID)
@@ -145,6 +156,13 @@ func (b *Broker) bridgeOutbox(req wire.BridgeOutboxRequest) (*wire.InboxReply, e
 	limit := req.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 100
+	}
+	if b.announcing() {
+		// An announced message may not be committed yet: the read must
+		// return it (announceEarly).
+		if err := b.cmt.Wait(func(*store.Txn) error { return nil }); err != nil {
+			return nil, err
+		}
 	}
 	out := []wire.Message{}
 	err := b.st.View(func(txn *store.Txn) error {

@@ -15,10 +15,24 @@ import (
 // published under one lock so that the numbers arrive in order. The run
 // names this broker process: a new broker's outboxes may hold what the
 // bridge was never told of.
+//
+// A send to a remote session is announced while it is being persisted
+// (announceEarly), from its op's Apply in the committer: in commit order,
+// before the fsync, so the bridge forwards it without waiting for the
+// disk, as a local send is pushed early. An ask is announced only once
+// committed (its obligation is registered then, before any answer can
+// come back), and every later send to the same host waits behind it
+// (deferred), so the announcements stay in outbox order. While any early
+// announcement's commit is not finished (pending), a read of the outbox
+// first waits for the committer (bridgeOutbox): the bridge drops, at the
+// start of a read, what was announced before it, which the read must
+// therefore return.
 type outboxKicks struct {
-	mu  sync.Mutex
-	run string
-	n   uint64
+	mu       sync.Mutex
+	run      string
+	n        uint64
+	pending  int                            // announced early, not yet committed (or failed)
+	deferred map[string]map[string]struct{} // host -> ids of sends announced after their commit, not yet committed
 }
 
 // announceOutbox tells the local bridge that msg, committed to host's
@@ -42,4 +56,63 @@ func (b *Broker) announceOutbox(host string, msg wire.Message) {
 	if err := b.nc.PublishMsg(m); err != nil {
 		b.log.Warn("publish", "subject", m.Subject, "err", err)
 	}
+}
+
+// announceEarly announces a remote send p that its op's Apply just stored
+// (not a duplicate), unless it is an ask or a send to the same host is
+// waiting for its commit to be announced: then p waits for its own
+// (deferred, announced by afterRemoteSend). It runs in the committer, once
+// per op however often its batch is applied; the wait for the message's
+// remote acceptance is registered before the announcement, since the
+// bridge's ack may come before the commit ends.
+func (b *Broker) announceEarly(p *preparedSend) {
+	if p.duplicate != "" || p.announced || p.deferred {
+		return
+	}
+	k := &b.kicks
+	k.mu.Lock()
+	if p.ask || len(k.deferred[p.remote]) > 0 {
+		if k.deferred == nil {
+			k.deferred = map[string]map[string]struct{}{}
+		}
+		if k.deferred[p.remote] == nil {
+			k.deferred[p.remote] = map[string]struct{}{}
+		}
+		k.deferred[p.remote][p.msg.ID] = struct{}{}
+		p.deferred = true
+		k.mu.Unlock()
+		return
+	}
+	k.pending++
+	k.mu.Unlock()
+	p.announced = true
+	p.wait = b.routes.expect(p.remote, p.msg.ID)
+	b.announceOutbox(p.remote, p.msg)
+}
+
+// committedRemote is told that remote send p's commit ended (stored,
+// duplicate or failed): an early announcement is no longer pending, a
+// deferred one no longer holds back its host's next sends.
+func (b *Broker) committedRemote(p *preparedSend) {
+	k := &b.kicks
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if p.announced {
+		k.pending--
+	}
+	if p.deferred {
+		delete(k.deferred[p.remote], p.msg.ID)
+		if len(k.deferred[p.remote]) == 0 {
+			delete(k.deferred, p.remote)
+		}
+	}
+}
+
+// announcing reports whether an early announcement's commit is not
+// finished.
+func (b *Broker) announcing() bool {
+	k := &b.kicks
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.pending > 0
 }

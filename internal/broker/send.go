@@ -189,6 +189,11 @@ type preparedSend struct {
 	retry     bool           // an earlier send with the same client id is being committed
 	remote    string         // bridged host the message goes to, "" when local
 	held      bool           // kept for a person's decision (inbound.go)
+	// A remote send announced to the bridge while it is persisted
+	// (announceEarly), and the wait for its remote acceptance registered
+	// then; or deferred to after its commit.
+	announced, deferred bool
+	wait                chan remoteOutcome
 
 	replacedGone bool // the superseded message was deleted by this commit
 }
@@ -209,8 +214,16 @@ func (b *Broker) onSend(m *nats.Msg) {
 		b.holdSend(m, p)
 		return
 	}
+	apply := func(txn *store.Txn) error { return b.applySend(txn, p) }
 	after := func(err error) { b.afterSend(m, p, err) }
 	if p.remote != "" {
+		apply = func(txn *store.Txn) error {
+			if err := b.applySend(txn, p); err != nil {
+				return err
+			}
+			b.announceEarly(p)
+			return nil
+		}
 		after = func(err error) { b.afterRemoteSend(m, p, err) }
 	}
 	// Read before the committer owns p. A retry's first send was pushed
@@ -220,7 +233,7 @@ func (b *Broker) onSend(m *nats.Msg) {
 	early := p.remote == "" && !p.retry && !p.ask && !b.cmt.LowSpace() && b.st.Err() == nil
 	msg, dkey, slot := p.msg, p.dkey, p.slot
 	b.cmt.Submit(store.Op{
-		Apply: func(txn *store.Txn) error { return b.applySend(txn, p) },
+		Apply: apply,
 		After: after,
 		Size:  len(m.Data),
 	})
