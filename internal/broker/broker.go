@@ -202,7 +202,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.ledger.load(b.st); err != nil {
 		return nil, err
 	}
-	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify, AfterBatch: b.flushReplies})
+	b.cmt = store.NewCommitter(b.st, store.CommitterOptions{Log: log, Unavailable: b.storeFailed, Errors: classify, AfterBatch: b.flushReplies, Applied: b.announceApplied})
 	b.traces.startWriter(b.cmt, log)
 	err, natsDone = <-natsDone, nil
 	if err != nil {

@@ -2,15 +2,10 @@ package broker
 
 import (
 	"fmt"
-	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -39,62 +34,30 @@ func pipelineRemote(t *testing.T, w *world, a *intercom.Session, texts []string,
 
 // A read of the outbox returns a message announced before it whose commit
 // has not ended: the bridge drops, at the start of a read, what was
-// announced before it. The commit is held open by an op of the test in the
-// same batch, applied after the send's (so after its announcement).
+// announced before it. The test holds the commit open just after the
+// announcement.
 func TestOutboxReadReturnsWhatWasAnnounced(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	a := w.attach("alpha")
 	w.reportBeta(false) // queued at once: nobody waits for a remote answer
 	out := w.outbound()
-	for attempt := range 20 {
-		if w.readDuringHeldCommit(t, a, out, attempt) {
-			return
+	hold, held := make(chan struct{}), make(chan struct{})
+	release, holding := sync.OnceFunc(func() { close(hold) }), sync.OnceFunc(func() { close(held) })
+	defer release()
+	hook := func() {
+		if w.b.announcing() {
+			holding()
+			<-hold
 		}
 	}
-	t.Fatal("the send's commit was never held open: no attempt could check the read")
-}
-
-// readDuringHeldCommit is one attempt of TestOutboxReadReturnsWhatWasAnnounced;
-// false when the test's op did not land in the send's batch.
-func (w *world) readDuringHeldCommit(t *testing.T, a *intercom.Session, out *nats.Subscription, attempt int) bool {
-	gate, started := make(chan struct{}), make(chan struct{})
-	w.b.cmt.Submit(store.Op{Apply: func(*store.Txn) error {
-		close(started)
-		<-gate
-		return nil
-	}, After: func(error) {}})
-	<-started
-	f, err := w.c.SendAsync(wire.SendRequest{From: a.ID(), To: "bob@beta", Text: fmt.Sprintf("early %d", attempt)})
+	w.b.kicks.testHookApplied.Store(&hook)
+	f, err := w.c.SendAsync(wire.SendRequest{From: a.ID(), To: "bob@beta", Text: "early"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dkey := store.ClientID{Scope: a.ID(), ID: f.ClientMsgID()}
-	for !w.b.sends.committing(dkey) { // prepared: its op is being queued
-		select {
-		case <-f.Done():
-			t.Fatal("the send was answered while the committer was held")
-		default:
-			runtime.Gosched()
-		}
-	}
-	hold, held := make(chan struct{}), make(chan struct{})
-	release := sync.OnceFunc(func() { close(hold) })
-	defer release()
-	w.b.cmt.Submit(store.Op{Apply: func(*store.Txn) error {
-		if w.b.announcing() { // the send was applied (and announced) before it
-			close(held)
-			<-hold
-		}
-		return nil
-	}, After: func(error) {}})
-	close(gate)
 	m := nextOut(t, out)
-	select {
-	case <-held:
-	case <-f.Done():
-		return false // the test's op came first, or in the next batch
-	}
+	<-held
 	read := make(chan *wire.InboxReply, 1)
 	go func() {
 		page, err := call[wire.InboxReply](t, w.c, wire.SubjBridgeOutbox, wire.BridgeOutboxRequest{Host: "beta", Limit: 1000})
@@ -111,13 +74,17 @@ func (w *world) readDuringHeldCommit(t *testing.T, a *intercom.Session, out *nat
 		release()
 		page = <-read
 	}
-	if !slices.ContainsFunc(page.Messages, func(s wire.Message) bool { return s.ID == m.ID }) {
-		t.Fatalf("%q announced, then not in a read of %d messages made before its commit ended", m.Text, len(page.Messages))
+	if len(page.Messages) != 1 || page.Messages[0].ID != m.ID {
+		t.Fatalf("%q announced, then a read made before its commit ended returned %+v", m.Text, page.Messages)
 	}
-	if _, err := f.Wait(t.Context()); err != nil {
-		t.Fatal(err)
+	select {
+	case <-f.Done():
+	default:
+		release()
 	}
-	return true
+	if res, err := f.Wait(t.Context()); err != nil || !res.Queued {
+		t.Fatalf("send: %+v, %v", res, err)
+	}
 }
 
 // An ask is announced once committed, and the sends behind it to the same

@@ -3,6 +3,7 @@ package broker
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	json "github.com/goccy/go-json"
 	"github.com/nats-io/nats.go"
@@ -33,16 +34,32 @@ type outboxKicks struct {
 	n        uint64
 	pending  int                            // announced early, not yet committed (or failed)
 	deferred map[string]map[string]struct{} // host -> ids of sends announced after their commit, not yet committed
+	early    []earlyAnnouncement            // to announce once the batch is applied (announceApplied)
+
+	testHookApplied atomic.Pointer[func()] // tests: runs after announceApplied, before the commit
+}
+
+// earlyAnnouncement is a message stored in host's outbox by an op of the
+// batch being applied.
+type earlyAnnouncement struct {
+	host string
+	msg  wire.Message
 }
 
 // announceOutbox tells the local bridge that msg, committed to host's
 // outbox, is there, and numbers the announcement. One that cannot be made
 // still takes its number: the gap sends the bridge to read the outbox.
 func (b *Broker) announceOutbox(host string, msg wire.Message) {
-	data, encErr := json.Marshal(msg)
 	k := &b.kicks
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	b.announceLocked(host, msg)
+}
+
+// announceLocked is announceOutbox with b.kicks.mu held.
+func (b *Broker) announceLocked(host string, msg wire.Message) {
+	data, encErr := json.Marshal(msg)
+	k := &b.kicks
 	if k.run == "" {
 		k.run = newMsgID()
 	}
@@ -58,8 +75,9 @@ func (b *Broker) announceOutbox(host string, msg wire.Message) {
 	}
 }
 
-// announceEarly announces a remote send p that its op's Apply just stored
-// (not a duplicate), unless it is an ask or a send to the same host is
+// announceEarly has a remote send p that its op's Apply just stored (not
+// a duplicate) announced once its batch is applied (announceApplied),
+// unless it is an ask or a send to the same host is
 // waiting for its commit to be announced: then p waits for its own
 // (deferred, announced by afterRemoteSend). It runs in the committer, once
 // per op however often its batch is applied; the wait for the message's
@@ -84,10 +102,27 @@ func (b *Broker) announceEarly(p *preparedSend) {
 		return
 	}
 	k.pending++
+	k.early = append(k.early, earlyAnnouncement{p.remote, p.msg})
 	k.mu.Unlock()
 	p.announced = true
 	p.wait = b.routes.expect(p.remote, p.msg.ID)
-	b.announceOutbox(p.remote, p.msg)
+}
+
+// announceApplied announces what the ops of the batch just applied stored
+// in outboxes (announceEarly), together: the bridge then takes them in one
+// forward rather than one by one as each op is applied.
+func (b *Broker) announceApplied() {
+	k := &b.kicks
+	k.mu.Lock()
+	for _, a := range k.early {
+		b.announceLocked(a.host, a.msg)
+	}
+	clear(k.early)
+	k.early = k.early[:0]
+	k.mu.Unlock()
+	if hook := k.testHookApplied.Load(); hook != nil {
+		(*hook)()
+	}
 }
 
 // committedRemote is told that remote send p's commit ended (stored,

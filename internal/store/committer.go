@@ -34,6 +34,11 @@ type CommitterOptions struct {
 	// every op of a batch has run: the broker sends the answers those
 	// queued together (its batched send replies).
 	AfterBatch func()
+	// Applied runs, in the committer's goroutine, each time a batch's ops
+	// were applied (or one of them failed), before the batch is committed:
+	// the broker announces then what the ops stored for its bridge
+	// together, in op order.
+	Applied func()
 }
 
 // Committer applies ops in arrival order, many per fsync'd transaction
@@ -195,6 +200,9 @@ func (c *Committer) run(batch []Op) {
 	}
 	errs := make([]error, len(batch))
 	apply := func(txn *Txn) error {
+		if c.opts.Applied != nil {
+			defer c.opts.Applied()
+		}
 		for i, o := range batch {
 			errs[i] = o.Apply(txn)
 			if errs[i] != nil && !IsRefused(errs[i]) {
