@@ -96,8 +96,7 @@ func (s *side) takeKicked(p *peer) (msgs []wire.Message, ok bool) {
 // beginRead starts a read of p's outbox: what was announced before it is
 // in what the read returns (a message announced while it was being
 // persisted is committed before the broker reads: its bridgeOutbox), so
-// it is dropped. It
-// returns the generation the read's end compares.
+// it is dropped. It returns the generation the read's end compares.
 func (s *side) beginRead(p *peer) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -13,25 +13,6 @@ import (
 // Remote sends are announced to the bridge while they are persisted
 // (announceEarly); these tests hold the two promises that keep that safe.
 
-// pipelineRemote sends texts from a to bob@beta in one pipeline, in order,
-// each an ask when ask says so, and waits for every answer.
-func pipelineRemote(t *testing.T, w *world, a *intercom.Session, texts []string, ask func(i int) bool) {
-	t.Helper()
-	futures := make([]*intercom.SendFuture, 0, len(texts))
-	for i, text := range texts {
-		f, err := w.c.SendAsync(wire.SendRequest{From: a.ID(), To: "bob@beta", Text: text, ExpectsReply: ask(i)})
-		if err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-		futures = append(futures, f)
-	}
-	for i, f := range futures {
-		if res, err := f.Wait(t.Context()); err != nil || !res.Queued {
-			t.Fatalf("send %d: %+v, %v; want queued", i, res, err)
-		}
-	}
-}
-
 // A read of the outbox returns a message announced before it whose commit
 // has not ended: the bridge drops, at the start of a read, what was
 // announced before it. The test holds the commit open just after the
@@ -101,7 +82,19 @@ func TestAskHoldsBackLaterAnnouncementsInOrder(t *testing.T) {
 	for i := range texts {
 		texts[i] = fmt.Sprintf("part %d", i)
 	}
-	pipelineRemote(t, w, a, texts, func(i int) bool { return i%7 == 3 })
+	futures := make([]*intercom.SendFuture, 0, n)
+	for i, text := range texts { // one pipeline, every seventh an ask
+		f, err := w.c.SendAsync(wire.SendRequest{From: a.ID(), To: "bob@beta", Text: text, ExpectsReply: i%7 == 3})
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		futures = append(futures, f)
+	}
+	for i, f := range futures {
+		if res, err := f.Wait(t.Context()); err != nil || !res.Queued {
+			t.Fatalf("send %d: %+v, %v; want queued", i, res, err)
+		}
+	}
 	for i := range n {
 		if m := nextOut(t, out); m.Text != texts[i] {
 			t.Fatalf("announcement %d is %q, want %q", i, m.Text, texts[i])

@@ -18,12 +18,13 @@ import (
 // bridge was never told of.
 //
 // A send to a remote session is announced while it is being persisted
-// (announceEarly), from its op's Apply in the committer: in commit order,
-// before the fsync, so the bridge forwards it without waiting for the
-// disk, as a local send is pushed early. An ask is announced only once
-// committed (its obligation is registered then, before any answer can
-// come back), and every later send to the same host waits behind it
-// (deferred), so the announcements stay in outbox order. While any early
+// (announceEarly): once its batch is applied, with the batch's other
+// remote sends, in op order and before the fsync (announceApplied), so the
+// bridge forwards it without waiting for the disk, as a local send is
+// pushed early. An ask is announced only once committed (its obligation is
+// registered then, before any answer can come back), and a later send to
+// the same host applied before that waits behind it (deferred), so the
+// announcements stay in outbox order. While any early
 // announcement's commit is not finished (pending), a read of the outbox
 // first waits for the committer (bridgeOutbox): the bridge drops, at the
 // start of a read, what was announced before it, which the read must
@@ -32,9 +33,9 @@ type outboxKicks struct {
 	mu       sync.Mutex
 	run      string
 	n        uint64
-	pending  int                            // announced early, not yet committed (or failed)
-	deferred map[string]map[string]struct{} // host -> ids of sends announced after their commit, not yet committed
-	early    []earlyAnnouncement            // to announce once the batch is applied (announceApplied)
+	pending  int                 // announced early, not yet committed (or failed)
+	deferred map[string]int      // host -> sends to be announced after their commit, not yet committed
+	early    []earlyAnnouncement // to announce once the batch is applied (announceApplied)
 
 	testHookApplied atomic.Pointer[func()] // tests: runs after announceApplied, before the commit
 }
@@ -77,9 +78,9 @@ func (b *Broker) announceLocked(host string, msg wire.Message) {
 
 // announceEarly has a remote send p that its op's Apply just stored (not
 // a duplicate) announced once its batch is applied (announceApplied),
-// unless it is an ask or a send to the same host is
-// waiting for its commit to be announced: then p waits for its own
-// (deferred, announced by afterRemoteSend). It runs in the committer, once
+// unless it is an ask or a send to the same host is waiting for its
+// commit to be announced: then p waits for its own (deferred, announced
+// by afterRemoteSend). It runs in the committer, once
 // per op however often its batch is applied; the wait for the message's
 // remote acceptance is registered before the announcement, since the
 // bridge's ack may come before the commit ends.
@@ -89,14 +90,11 @@ func (b *Broker) announceEarly(p *preparedSend) {
 	}
 	k := &b.kicks
 	k.mu.Lock()
-	if p.ask || len(k.deferred[p.remote]) > 0 {
+	if p.ask || k.deferred[p.remote] > 0 {
 		if k.deferred == nil {
-			k.deferred = map[string]map[string]struct{}{}
+			k.deferred = map[string]int{}
 		}
-		if k.deferred[p.remote] == nil {
-			k.deferred[p.remote] = map[string]struct{}{}
-		}
-		k.deferred[p.remote][p.msg.ID] = struct{}{}
+		k.deferred[p.remote]++
 		p.deferred = true
 		k.mu.Unlock()
 		return
@@ -136,8 +134,7 @@ func (b *Broker) committedRemote(p *preparedSend) {
 		k.pending--
 	}
 	if p.deferred {
-		delete(k.deferred[p.remote], p.msg.ID)
-		if len(k.deferred[p.remote]) == 0 {
+		if k.deferred[p.remote]--; k.deferred[p.remote] == 0 {
 			delete(k.deferred, p.remote)
 		}
 	}
