@@ -20,7 +20,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/gateway"
-	"github.com/intercom-dev/intercom/internal/natsconn"
 	"github.com/intercom-dev/intercom/internal/store"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -89,7 +88,7 @@ func serveFloor(dir string) error {
 	if err := resp.Flush(); err != nil {
 		return err
 	}
-	gw, err := gateway.Listen(filepath.Join(dir, "gw.sock"), func(c net.Conn) { natsconn.HandOver(srv, c) }, nil, slog.New(slog.DiscardHandler))
+	gw, err := gateway.Listen(filepath.Join(dir, "gw.sock"), srv.InProcessConn, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/intercom-dev/intercom/internal/flock"
 	"github.com/intercom-dev/intercom/internal/gateway"
-	"github.com/intercom-dev/intercom/internal/natsconn"
 	"github.com/intercom-dev/intercom/internal/paths"
 	"github.com/intercom-dev/intercom/internal/pidfile"
 	"github.com/intercom-dev/intercom/internal/store"
@@ -213,7 +211,7 @@ func Start(opts Options) (_ *Broker, err error) {
 	if err = b.subscribe(); err != nil {
 		return nil, err
 	}
-	if b.gw, err = gateway.Listen(l.Socket, func(c net.Conn) { natsconn.HandOver(b.srv, c) }, connWatcher{b}, log.With("component", "gateway")); err != nil {
+	if b.gw, err = gateway.Listen(l.Socket, b.srv.InProcessConn, connWatcher{b}, log.With("component", "gateway")); err != nil {
 		return nil, err
 	}
 	b.gwDone = make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/intercom-dev/intercom/internal/buildinfo"
+	"github.com/intercom-dev/intercom/internal/gateway"
 	"github.com/intercom-dev/intercom/internal/natslog"
 	"github.com/intercom-dev/intercom/pkg/wire"
 )
@@ -57,6 +58,9 @@ func (b *Broker) startNATS() error {
 		// JSON-encoded messages a connection) were a sixth of the CPU a
 		// hook's connection cost it.
 		NoSystemAccount: true,
+		// A spare connection the gateway dials ahead waits for its client
+		// without a CONNECT (gateway.ServerAuthTimeout).
+		AuthTimeout: gateway.ServerAuthTimeout.Seconds(),
 		Users: []*server.User{
 			{Username: agentUser, Password: randomSecret(), Account: acc, Permissions: agentPerms},
 			{Username: brokerUser, Password: brokerPass, Account: acc},

@@ -1,17 +1,17 @@
 // Package gateway exposes the embedded NATS server on a private Unix socket.
 // Each accepted connection has its peer uid checked (SO_PEERCRED on Linux,
-// LOCAL_PEERCRED on macOS) against the broker's own and is then handed to
-// the server, which reads and writes the socket itself from then on: no
-// copy and no goroutine stand between a client and the server
-// (handover.go); the server itself never listens on any network port. The
-// gateway tells a Watcher when each connection opens and closes, and
-// remembers the pid behind each (peers.go).
+// LOCAL_PEERCRED on macOS) against the broker's own and is then spliced to
+// an in-process NATS connection, one of the spares dialled ahead when there
+// is one (spares.go); the server itself never listens on any network port.
+// The gateway tells a Watcher when each spliced connection opens and
+// closes, and remembers the pid behind each (peers.go).
 package gateway
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,53 +20,54 @@ import (
 	"time"
 )
 
-// Handover makes c a client connection of the NATS server (or closes it).
-// The server writes its INFO to c before it reads anything from it.
-type Handover func(c net.Conn)
+// Dialer opens a new in-process connection to the NATS server.
+type Dialer func() (net.Conn, error)
 
-// Watcher is told of the connections by the client id the server gave
-// each: Opened before the server reads anything the client sent, Closed
-// once the server has closed the connection. The two calls for one
-// connection come in that order; calls for different connections may come
-// concurrently.
+// Watcher is told of the spliced connections by the client id the server
+// gave each: Opened before the client can send anything, Closed once the
+// splice has ended (both directions). The two calls for one connection
+// come in that order from one goroutine; calls for different connections
+// may come concurrently.
 type Watcher interface {
 	Opened(cid uint64)
 	Closed(cid uint64)
 }
 
-// Gateway accepts Unix connections and hands them to NATS. It re-creates
+// Gateway accepts Unix connections and splices them to NATS. It re-creates
 // its socket when the file or its directory disappears (see heal.go).
 type Gateway struct {
-	path  string
-	hand  Handover
-	watch Watcher // nil: nobody is told
-	log   *slog.Logger
-	uid   int
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	ln    *net.UnixListener        // the current listener; nil once stopped
-	ident fileIdentity             // of the socket file ln created
-	swap  chan struct{}            // closed and renewed when ln is replaced or stopped
-	conns map[*handedConn]struct{} // open; nil once closed
-	peers peerTable                // NATS client id -> peer pid (peers.go)
-	once  sync.Once
-	stop  sync.Once
-	quit  chan struct{} // closed by StopAccepting
+	path   string
+	dial   Dialer
+	watch  Watcher // nil: nobody is told
+	spares sparePool
+	log    *slog.Logger
+	uid    int
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	ln     *net.UnixListener // the current listener; nil once stopped
+	ident  fileIdentity      // of the socket file ln created
+	swap   chan struct{}     // closed and renewed when ln is replaced or stopped
+	conns  map[net.Conn]struct{}
+	peers  peerTable // NATS client id -> peer pid (peers.go)
+	once   sync.Once
+	stop   sync.Once
+	quit   chan struct{} // closed by StopAccepting
 	// noWatch makes the gateway poll its socket instead of watching its
 	// directory (tests of the fallback); set before Serve.
 	noWatch bool
 }
 
 // Listen creates the socket at path with mode 0600. A stale socket file (one
-// that refuses connections) is removed first; a live one is an error. Each
-// client accepted is given to hand; w, if not nil, is told of each.
-func Listen(path string, hand Handover, w Watcher, log *slog.Logger) (*Gateway, error) {
+// that refuses connections) is removed first; a live one is an error. w,
+// if not nil, is told of each connection spliced.
+func Listen(path string, dial Dialer, w Watcher, log *slog.Logger) (*Gateway, error) {
 	ln, ident, err := listen(path, log)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{ln: ln, ident: ident, path: path, hand: hand, watch: w, log: log, uid: os.Getuid(),
-		conns: map[*handedConn]struct{}{}, swap: make(chan struct{}), quit: make(chan struct{})}
+	g := &Gateway{ln: ln, ident: ident, path: path, dial: dial, watch: w, log: log, uid: os.Getuid(),
+		conns: map[net.Conn]struct{}{}, swap: make(chan struct{}), quit: make(chan struct{})}
+	g.spares = sparePool{dial: dial, log: log, wg: &g.wg, life: spareLife}
 	return g, nil
 }
 
@@ -115,6 +116,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		}
 	}()
 	go g.watchSocket()
+	g.spares.fill()
 	for {
 		g.mu.Lock()
 		ln, swapped := g.ln, g.swap
@@ -150,7 +152,7 @@ func (g *Gateway) accept(ln *net.UnixListener) {
 			continue
 		}
 		g.wg.Add(1)
-		go g.handOver(c, pid)
+		go g.splice(c, pid, g.spares.take())
 	}
 }
 
@@ -172,12 +174,79 @@ func PeerCred(c *net.UnixConn) (int, int, error) {
 	return uid, pid, nil
 }
 
-// StopAccepting closes the listener (removing the socket) and stops
-// re-creating it; the connections handed over go on until Close. It is
-// idempotent.
+func (g *Gateway) track(c net.Conn, add bool) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if add {
+		if g.conns == nil {
+			return false
+		}
+		g.conns[c] = struct{}{}
+	} else {
+		delete(g.conns, c)
+	}
+	return true
+}
+
+// splice joins client c (process pid) to the server through sc, or
+// through a connection dialled now when sc is nil, until either side
+// closes.
+func (g *Gateway) splice(c *net.UnixConn, pid int, sc *serverConn) {
+	defer g.wg.Done()
+	defer c.Close()
+	if sc == nil {
+		var err error
+		if sc, err = openServerConn(g.dial); err != nil {
+			g.log.Warn("open in-process connection", "err", err)
+			return
+		}
+	}
+	ic := sc.ic
+	defer ic.Close()
+	if !g.track(c, true) {
+		return
+	}
+	defer g.track(c, false)
+	// The client id is known before the client can send anything.
+	g.peers.record(sc.cid, pid)
+	defer g.peers.forget(sc.cid)
+	if g.watch != nil && sc.cid != 0 {
+		g.watch.Opened(sc.cid)
+		defer g.watch.Closed(sc.cid)
+	}
+	_, err := c.Write(sc.first)
+	// The next client's spare is dialled once this one has its INFO: a
+	// goroutine started before would run first.
+	g.spares.fill()
+	if err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { copyPooled(c, ic); c.Close(); close(done) }()
+	copyPooled(ic, c)
+	ic.Close()
+	<-done
+}
+
+// spliceBuffers are the copy buffers of spliced connections: each hook is
+// a new connection, and two fresh 32 KiB buffers (io.Copy's) per
+// connection were a tenth of the broker's CPU in a storm of hooks.
+var spliceBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyPooled is io.Copy from src to dst with a pooled buffer.
+func copyPooled(dst io.Writer, src io.Reader) {
+	buf := spliceBuffers.Get().(*[]byte)
+	_, _ = io.CopyBuffer(dst, src, *buf)
+	spliceBuffers.Put(buf)
+}
+
+// StopAccepting closes the listener (removing the socket) and the spares,
+// and stops re-creating the socket; spliced connections go on until Close.
+// It is idempotent.
 func (g *Gateway) StopAccepting() {
 	g.stop.Do(func() {
 		close(g.quit)
+		g.spares.close()
 		g.mu.Lock()
 		ln := g.ln
 		g.ln = nil
@@ -192,19 +261,17 @@ func (g *Gateway) StopAccepting() {
 	})
 }
 
-// Close stops accepting, closes every connection handed over, waits until
-// the watcher has been told of each and removes the socket. It is
-// idempotent.
+// Close stops accepting, closes every spliced connection, waits for them and
+// removes the socket. It is idempotent.
 func (g *Gateway) Close() {
 	g.StopAccepting()
 	g.once.Do(func() {
 		g.mu.Lock()
-		conns := g.conns
+		for c := range g.conns {
+			c.Close()
+		}
 		g.conns = nil
 		g.mu.Unlock()
-		for h := range conns {
-			h.Close()
-		}
 		g.wg.Wait()
 	})
 }

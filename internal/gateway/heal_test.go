@@ -12,15 +12,17 @@ import (
 	"time"
 )
 
-// echoServer stands in for the NATS server: each connection handed to it
-// says INFO (naming no client id) and then echoes.
-func echoServer(c net.Conn) {
+// echoDialer stands in for the NATS server: each connection says INFO
+// (naming no client id) and then echoes.
+func echoDialer() (net.Conn, error) {
+	a, b := net.Pipe()
 	go func() {
-		if _, err := io.WriteString(c, testInfo); err == nil {
-			_, _ = io.Copy(c, c)
+		if _, err := io.WriteString(b, testInfo); err == nil {
+			_, _ = io.Copy(b, b)
 		}
-		c.Close()
+		b.Close()
 	}()
+	return a, nil
 }
 
 // testInfo is the INFO line of echoDialer's connections.
@@ -82,7 +84,7 @@ func checkRecreated(t *testing.T, poll bool) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "broker.sock")
-	g, err := Listen(path, echoServer, nil, slog.New(slog.DiscardHandler))
+	g, err := Listen(path, echoDialer, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // peerTable remembers which process (the pid its socket's peer credentials
-// named) is at the other end of each NATS connection handed over, by the client
+// named) is at the other end of each spliced NATS connection, by the client
 // id the server gave that connection: the broker asks it who sent a
 // request (broker/person.go).
 type peerTable struct {
