@@ -43,23 +43,25 @@ type outboxKicks struct {
 // earlyAnnouncement is a message stored in host's outbox by an op of the
 // batch being applied.
 type earlyAnnouncement struct {
-	host string
-	msg  wire.Message
+	host   string
+	data   []byte // the message, encoded
+	encErr error
 }
 
 // announceOutbox tells the local bridge that msg, committed to host's
 // outbox, is there, and numbers the announcement. One that cannot be made
 // still takes its number: the gap sends the bridge to read the outbox.
 func (b *Broker) announceOutbox(host string, msg wire.Message) {
+	data, encErr := json.Marshal(msg)
 	k := &b.kicks
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	b.announceLocked(host, msg)
+	b.announceLocked(host, data, encErr)
 }
 
-// announceLocked is announceOutbox with b.kicks.mu held.
-func (b *Broker) announceLocked(host string, msg wire.Message) {
-	data, encErr := json.Marshal(msg)
+// announceLocked is announceOutbox with the message encoded (or not:
+// encErr) and b.kicks.mu held.
+func (b *Broker) announceLocked(host string, data []byte, encErr error) {
 	k := &b.kicks
 	if k.run == "" {
 		k.run = newMsgID()
@@ -89,6 +91,11 @@ func (b *Broker) announceEarly(p *preparedSend) {
 		return
 	}
 	k := &b.kicks
+	var data []byte
+	var encErr error
+	if !p.ask {
+		data, encErr = json.Marshal(p.msg) // outside the lock
+	}
 	k.mu.Lock()
 	if p.ask || k.deferred[p.remote] > 0 {
 		if k.deferred == nil {
@@ -100,7 +107,7 @@ func (b *Broker) announceEarly(p *preparedSend) {
 		return
 	}
 	k.pending++
-	k.early = append(k.early, earlyAnnouncement{p.remote, p.msg})
+	k.early = append(k.early, earlyAnnouncement{p.remote, data, encErr})
 	k.mu.Unlock()
 	p.announced = true
 	p.wait = b.routes.expect(p.remote, p.msg.ID)
@@ -113,7 +120,7 @@ func (b *Broker) announceApplied() {
 	k := &b.kicks
 	k.mu.Lock()
 	for _, a := range k.early {
-		b.announceLocked(a.host, a.msg)
+		b.announceLocked(a.host, a.data, a.encErr)
 	}
 	clear(k.early)
 	k.early = k.early[:0]
