@@ -617,14 +617,19 @@ func TestBridgeServeKilledMidStream(t *testing.T) {
 	for got < 3 {
 		next()
 	}
+	joinLog := len(p.join.Stderr())
 	serve.Kill() // mid-stream, most likely
 	t.Logf("serve killed after a1 printed %d of %d (%d more already buffered)", got, n, len(p.a1.lines))
 	brgServe(t, p.A, p.addr, brgMat(p.certs, "alpha", "beta"))
 	for got < n {
 		next()
 	}
-	// The stream can be through (in batches) before beta's broker hears
-	// that alpha is back: the marker waits for that, or it is only queued.
+	// The stream can be through (forwarded before the kill, in batches)
+	// before the joining bridge has even noticed the kill, and beta's row
+	// can still show the killed link: the marker waits until the bridge
+	// is linked to the new server and beta's broker hears that alpha is
+	// up, or it is only queued.
+	brgAwaitLog(t, p.join, joinLog, "link up", p.addr)
 	brgAwaitRow(t, p.B, "a1@alpha", func(r map[string]any) bool { return r["connected"] == true }, "a1@alpha connected again on beta")
 	brgMarker(t, p.B, "b1", "a1@alpha", p.a1)
 }

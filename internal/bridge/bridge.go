@@ -112,10 +112,15 @@ type linkState struct {
 	errAt     time.Time
 	lastEvent string
 	eventAt   time.Time
+
+	// changed is kicked when the link goes up or down, so the broker hears
+	// of it at once rather than at the next presenceEvery tick (a link
+	// lost a moment ago must not still be reported up).
+	changed chan struct{}
 }
 
 func newLinkState(mode, addr string, opts Options) *linkState {
-	return &linkState{opts: &opts, mode: mode, addr: addr, since: time.Now().UTC()}
+	return &linkState{opts: &opts, mode: mode, addr: addr, since: time.Now().UTC(), changed: make(chan struct{}, 1)}
 }
 
 func (l *linkState) emit(kind string, err error) {
@@ -151,6 +156,9 @@ func (l *linkState) setConnected(up bool, err error) {
 		l.lastErr, l.errAt = err.Error(), time.Now().UTC()
 	}
 	l.mu.Unlock()
+	if up != was {
+		kick(l.changed)
+	}
 	switch {
 	case first:
 		l.emit("ready", nil)
@@ -230,6 +238,7 @@ func run(ctx context.Context, opts Options, link *nats.Conn, st *linkState, rout
 			return fmt.Errorf("local broker: %w", c.Err())
 		case <-t.C:
 		case <-again:
+		case <-st.changed:
 		}
 	}
 }
