@@ -449,7 +449,10 @@ func (h *H) BrokerPids() []int {
 	return out
 }
 
-// alive reports whether pid runs and is not a zombie.
+// alive reports whether pid runs and is not a zombie. A killed process's
+// main thread is a zombie while its other threads are still exiting, and
+// its files (a broker's listening socket) close only with the last of
+// them: until then it still counts as alive.
 func alive(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -457,7 +460,14 @@ func alive(pid int) bool {
 	}
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	if i <= 0 || len(s) <= i+2 {
+		return false
+	}
+	if s[i+2] != 'Z' {
+		return true
+	}
+	threads, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(threads) > 1
 }
 
 // Eventually polls cond every 20 ms until it holds or timeout passes.

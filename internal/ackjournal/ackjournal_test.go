@@ -41,3 +41,28 @@ func TestJournal(t *testing.T) {
 		t.Fatalf("Without with nothing owed dropped messages: %+v", got)
 	}
 }
+
+// An id with a character that is not plain is skipped; a journal whose
+// directory cannot be made says so; removing from a session that cannot
+// name a directory does nothing.
+func TestJournalRefusals(t *testing.T) {
+	dir := t.TempDir()
+	j := Journal{Dir: filepath.Join(dir, "acks")}
+	if err := j.Add("session-1", []string{"m 1", "m/2", "m3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := j.List("session-1"); !slices.Equal(got, []string{"m3"}) {
+		t.Fatalf("List = %q, want only m3", got)
+	}
+	j.Remove("../session-1", []string{"m3"})
+	if got := j.List("session-1"); !slices.Equal(got, []string{"m3"}) {
+		t.Fatalf("after a Remove for an unsafe session id: %q, want m3 kept", got)
+	}
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Journal{Dir: file}).Add("session-1", []string{"m1"}); err == nil {
+		t.Fatal("Add under a file instead of a directory: no error")
+	}
+}

@@ -171,3 +171,35 @@ func TestNoBroker(t *testing.T) {
 		t.Fatalf("connect to a missing home that must exist: %v; want spawn.ErrHomeGone", err)
 	}
 }
+
+// Once the connection is gone (the broker restarted under a hook), every
+// request fails with an error rather than an empty answer, and an ack
+// that could not be confirmed is journaled for the session's next fetch.
+func TestRequestsFailOnceTheConnectionIsGone(t *testing.T) {
+	home := brokertest.Start(t)
+	sid, _, _ := held(t, home, "gone")
+	c := connect(t, home)
+	c.Close()
+	ctx := context.Background()
+	if _, err := c.Inbox(ctx, sid, 10); err == nil {
+		t.Error("Inbox on a closed connection: no error")
+	}
+	if _, err := c.Peek(ctx, sid, 10); err == nil {
+		t.Error("Peek on a closed connection: no error")
+	}
+	if _, err := c.Connected(ctx, sid); err == nil {
+		t.Error("Connected on a closed connection: no error")
+	}
+	if _, err := c.WaitInbox(ctx, sid, time.Second, false); err == nil {
+		t.Error("WaitInbox on a closed connection: no error")
+	}
+	if _, err := c.Reservations(ctx, wire.ReservationsRequest{}); err == nil {
+		t.Error("Reservations on a closed connection: no error")
+	}
+	if err := c.AckShown(ctx, sid, "m-unconfirmed"); err == nil {
+		t.Error("AckShown on a closed connection: no error")
+	}
+	if got := c.journal.List(sid); len(got) != 1 || got[0] != "m-unconfirmed" {
+		t.Errorf("journaled after the failed ack: %q, want m-unconfirmed", got)
+	}
+}

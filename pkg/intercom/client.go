@@ -89,12 +89,57 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	// From now on the home is known to have existed: if it disappears, the
 	// client ends rather than start a broker in a new, empty one.
 	sp.ExistingHome = true
-	d := &dialer{sp: sp, first: first, gone: c.end}
 	name := o.Name
 	if name == "" {
 		name = "intercom-client"
 	}
-	nc, err := nats.Connect("nats://intercom.invalid:4222",
+	// A broker that dies (killed, restarting) between accepting the
+	// connection and greeting it resets it: dial again, starting a new
+	// broker if need be, rather than fail a command that merely met the
+	// moment of a restart. Nothing has been asked of the broker yet.
+	for attempt := 1; ; {
+		nc, err := c.connectNATS(sp, first, name)
+		if err == nil {
+			c.nc = nc
+			return c, nil
+		}
+		for {
+			if attempt >= connectAttempts || !wentAway(err) || !sleepCtx(ctx, backoff(attempt-1)) {
+				if errors.Is(err, ErrNoBroker) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+			}
+			attempt++
+			c.log.Debug("broker went away during the handshake; dialling again", "err", err, "attempt", attempt)
+			if first, err = dialNet(ctx, sp); err == nil {
+				break
+			}
+		}
+	}
+}
+
+// connectAttempts bounds Connect's handshakes with brokers that go away
+// during them (backoff's first steps between them: about 2 s in all).
+const connectAttempts = 6
+
+// sleepCtx waits d, or less if ctx ends first (then false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// connectNATS is the NATS handshake over first (a connection already
+// dialled, or nil to dial one), reconnecting through sp for life.
+func (c *Client) connectNATS(sp *spawn.Spawner, first net.Conn, name string) (*nats.Conn, error) {
+	d := &dialer{sp: sp, first: first, gone: c.end}
+	return nats.Connect("nats://intercom.invalid:4222",
 		nats.SetCustomDialer(d),
 		nats.Name(name),
 		// The URL is a placeholder for the custom dialer: never resolve it
@@ -115,11 +160,6 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			c.log.Warn("nats", "err", err)
 		}),
 	)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
-	}
-	c.nc = nc
-	return c, nil
 }
 
 // backoff is the reconnect delay: quick at first, capped at 5 s, jittered.

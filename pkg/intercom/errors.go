@@ -71,3 +71,10 @@ func Unavailable(err error) bool {
 	}
 	return false
 }
+
+// wentAway reports whether err (from a dial or a handshake) says the broker
+// closed or refused the connection, or was not there: worth dialling again.
+// A handshake that timed out is not: a hung broker stays hung.
+func wentAway(err error) bool {
+	return Unavailable(err) && !errors.Is(err, nats.ErrTimeout)
+}

@@ -1,0 +1,4 @@
+package intercom
+
+// WentAway is wentAway, for the external tests.
+var WentAway = wentAway
