@@ -62,6 +62,36 @@ func start(t testing.TB, config string, without []string) string {
 	return home
 }
 
+// NewHome makes a home under t.TempDir() and its socket directory, with
+// no broker yet: for a test that puts something else on the socket first,
+// then StartAt.
+func NewHome(t testing.TB) (string, paths.Layout) {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := paths.Resolve(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(l.SocketDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(l.SocketDir()) })
+	return home, l
+}
+
+// StartAt runs a broker on l until t ends.
+func StartAt(t testing.TB, l paths.Layout) {
+	t.Helper()
+	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+}
+
 // Connect opens a client of the broker of home (never spawning one),
 // closed when t ends.
 func Connect(t testing.TB, home string) *intercom.Client {

@@ -46,6 +46,7 @@ type Options struct {
 // Client is one connection to the broker, for one goroutine.
 type Client struct {
 	k       *conn
+	sp      *spawn.Spawner // dials again when a broker died before greeting
 	layout  paths.Layout
 	timeout time.Duration
 	log     *slog.Logger
@@ -69,7 +70,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{k: newConn(nc), layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
+	return &Client{k: newConn(nc), sp: sp, layout: layout, timeout: o.Timeout, log: o.Logger, journal: ackjournal.Journal{Dir: layout.AcksDir()}}, nil
 }
 
 // Home is the home this client's broker serves.
@@ -92,9 +93,7 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", subj, err)
 	}
-	stop := context.AfterFunc(ctx, c.k.c.Interrupt)
-	defer stop()
-	raw, err := c.k.request(deadline(ctx, c.timeout), subj, data)
+	raw, err := c.request(ctx, subj, data)
 	switch {
 	case errors.Is(err, errNoResponders) && subj == wire.SubjBoundary:
 		return nil, fmt.Errorf("%w: %v", wire.ErrNoBoundary, err)
@@ -120,6 +119,35 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 	}
 	return out.Result, nil
 }
+
+// request is one request on the connection. A connection that ended
+// before the broker said a word (a broker killed or restarting had it in
+// its listener's queue) carried the request to no one: it is dialled
+// again, starting a broker if need be, and the request sent again, up to
+// redials times.
+func (c *Client) request(ctx context.Context, subj string, data []byte) ([]byte, error) {
+	for try := 0; ; try++ {
+		stop := context.AfterFunc(ctx, c.k.c.Interrupt)
+		raw, err := c.k.request(deadline(ctx, c.timeout), subj, data)
+		stop()
+		if !errors.Is(err, errUnheard) || try >= redials || ctx.Err() != nil {
+			return raw, err
+		}
+		c.log.Debug("broker went away before greeting; dialling again", "err", err)
+		time.Sleep(time.Duration(try+1) * 50 * time.Millisecond)
+		nc, derr := c.sp.Dial(ctx)
+		if derr != nil {
+			return nil, derr
+		}
+		sent := c.k.next
+		_ = c.k.c.Close()
+		c.k = newConn(nc)
+		c.k.next = sent
+	}
+}
+
+// redials bounds request's dialling again.
+const redials = 3
 
 // encode is req as JSON: its own AppendJSON where it has one (no
 // reflection), else json.Marshal.

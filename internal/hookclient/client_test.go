@@ -3,6 +3,7 @@ package hookclient
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -201,5 +202,46 @@ func TestRequestsFailOnceTheConnectionIsGone(t *testing.T) {
 	}
 	if got := c.journal.List(sid); len(got) != 1 || got[0] != "m-unconfirmed" {
 		t.Errorf("journaled after the failed ack: %q, want m-unconfirmed", got)
+	}
+}
+
+// A broker that accepted the hook's connection and died before greeting
+// it (kill -9 during a restart) read nothing: the request is sent again on
+// a new connection and answered by the broker that took the socket over.
+func TestRequestDialsAgainWhenTheBrokerDiedBeforeGreeting(t *testing.T) {
+	home, l := brokertest.NewHome(t)
+	dying, err := net.Listen("unix", l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, home)
+	accepted, err := dying.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying.Close()
+	brokertest.StartAt(t, l)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Reservations(context.Background(), wire.ReservationsRequest{})
+		done <- err
+	}()
+	// Read the request (the dying broker had it queued), then die without
+	// a word.
+	buf := make([]byte, 4096)
+	if _, err := accepted.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	accepted.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("request after the broker died before greeting: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer within 30 s")
+	}
+	if c.Requests() != 2 {
+		t.Errorf("Requests() = %d, want 2 (the first, unheard, and its resend)", c.Requests())
 	}
 }

@@ -34,6 +34,10 @@ const defaultMaxPayload = 8 << 20
 // errNoResponders: nothing subscribes to the request's subject.
 var errNoResponders = errors.New("no responders")
 
+// errUnheard: the connection ended before the broker said a word (its
+// INFO, written as soon as it accepts), so no live broker read the request.
+var errUnheard = errors.New("the connection ended before the broker's greeting")
+
 // conn is one NATS connection through the broker's gateway, used by one
 // goroutine at a time: blocking system calls on the socket (package
 // unixsock), no network poller.
@@ -74,6 +78,9 @@ func newConn(c *unixsock.Conn) *conn {
 // readInfo reads the server's INFO, the first line on the connection,
 // and takes its max_payload.
 func (k *conn) readInfo() error {
+	if _, err := k.r.Peek(1); err != nil && !isTimeout(err) {
+		return fmt.Errorf("read the broker's greeting: %w (%w)", errUnheard, err)
+	}
 	line, err := k.line()
 	if err != nil {
 		return fmt.Errorf("read the broker's greeting: %w", err)
@@ -115,6 +122,9 @@ func (k *conn) request(deadline time.Time, subject string, data []byte) ([]byte,
 	msg = append(msg, data...)
 	msg = append(msg, "\r\n"...)
 	if _, err := k.c.Write(msg); err != nil {
+		if len(k.hello) > 0 && !isTimeout(err) { // the broker is gone: nothing was read
+			return nil, fmt.Errorf("greet the broker: %w (%w)", errUnheard, err)
+		}
 		if len(k.hello) > 0 {
 			return nil, fmt.Errorf("greet the broker: %w", err)
 		}

@@ -3,18 +3,15 @@ package intercom_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/intercom-dev/intercom/internal/broker"
-	"github.com/intercom-dev/intercom/internal/paths"
+	"github.com/intercom-dev/intercom/internal/brokertest"
 	"github.com/intercom-dev/intercom/pkg/intercom"
 )
 
@@ -23,18 +20,7 @@ import (
 // not fail the client: Connect dials again and reaches the broker that
 // took the socket over.
 func TestConnectDialsAgainWhenTheBrokerGoesAway(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	l, err := paths.Resolve(home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(l.SocketDir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(l.SocketDir()) })
+	home, l := brokertest.NewHome(t)
 	dying, err := net.Listen("unix", l.Socket)
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +39,7 @@ func TestConnectDialsAgainWhenTheBrokerGoesAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	dying.Close() // the socket file goes with it
-	b, err := broker.Start(broker.Options{Layout: l, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	brokertest.StartAt(t, l)
 	accepted.Close() // the dying broker's end: never greeted
 
 	var r result
