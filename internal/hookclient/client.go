@@ -95,6 +95,8 @@ func call[Res any](ctx context.Context, c *Client, subj string, req any, decode 
 	}
 	raw, err := c.request(ctx, subj, data)
 	switch {
+	case errors.Is(err, spawn.ErrHomeGone): // dialling again found the home deleted
+		return nil, err
 	case errors.Is(err, errNoResponders) && subj == wire.SubjBoundary:
 		return nil, fmt.Errorf("%w: %v", wire.ErrNoBoundary, err)
 	case ctx.Err() != nil:
@@ -134,7 +136,11 @@ func (c *Client) request(ctx context.Context, subj string, data []byte) ([]byte,
 			return raw, err
 		}
 		c.log.Debug("broker went away before greeting; dialling again", "err", err)
-		time.Sleep(time.Duration(try+1) * 50 * time.Millisecond)
+		select {
+		case <-time.After(time.Duration(try+1) * 50 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, err
+		}
 		nc, derr := c.sp.Dial(ctx)
 		if derr != nil {
 			return nil, derr

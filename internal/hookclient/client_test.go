@@ -245,3 +245,30 @@ func TestRequestDialsAgainWhenTheBrokerDiedBeforeGreeting(t *testing.T) {
 		t.Errorf("Requests() = %d, want 2 (the first, unheard, and its resend)", c.Requests())
 	}
 }
+
+// A home deleted while the hook dials again is reported as gone, not as a
+// broker that does not answer.
+func TestRequestDialsAgainIntoADeletedHome(t *testing.T) {
+	home, l := brokertest.NewHome(t)
+	dying, err := net.Listen("unix", l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(context.Background(), Options{Home: home, NoSpawn: true, ExistingHome: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	accepted, err := dying.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying.Close()
+	if err := os.RemoveAll(home); err != nil {
+		t.Fatal(err)
+	}
+	accepted.Close()
+	if _, err := c.Reservations(context.Background(), wire.ReservationsRequest{}); !errors.Is(err, spawn.ErrHomeGone) {
+		t.Fatalf("request after the broker died and the home went: %v; want spawn.ErrHomeGone", err)
+	}
+}

@@ -78,7 +78,10 @@ func newConn(c *unixsock.Conn) *conn {
 // readInfo reads the server's INFO, the first line on the connection,
 // and takes its max_payload.
 func (k *conn) readInfo() error {
-	if _, err := k.r.Peek(1); err != nil && !isTimeout(err) {
+	if _, err := k.r.Peek(1); err != nil {
+		if isTimeout(err) {
+			return fmt.Errorf("read the broker's greeting: %w", err)
+		}
 		return fmt.Errorf("read the broker's greeting: %w (%w)", errUnheard, err)
 	}
 	line, err := k.line()
@@ -122,10 +125,10 @@ func (k *conn) request(deadline time.Time, subject string, data []byte) ([]byte,
 	msg = append(msg, data...)
 	msg = append(msg, "\r\n"...)
 	if _, err := k.c.Write(msg); err != nil {
-		if len(k.hello) > 0 && !isTimeout(err) { // the broker is gone: nothing was read
-			return nil, fmt.Errorf("greet the broker: %w (%w)", errUnheard, err)
-		}
 		if len(k.hello) > 0 {
+			if !isTimeout(err) { // the broker is gone: nothing was read
+				return nil, fmt.Errorf("greet the broker: %w (%w)", errUnheard, err)
+			}
 			return nil, fmt.Errorf("greet the broker: %w", err)
 		}
 		return nil, err

@@ -67,7 +67,9 @@ type Client struct {
 	ids      msgIDs        // client message ids (msgids.go)
 }
 
-// Connect dials the broker, starting one when none answers.
+// Connect dials the broker, starting one when none answers. A broker that
+// closes the connection before its handshake ends (killed, restarting) is
+// dialled again, a few times; one that does not answer in time is not.
 func Connect(ctx context.Context, o Options) (*Client, error) {
 	layout, err := paths.Resolve(o.Home, o.Socket)
 	if err != nil {
@@ -97,25 +99,22 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	// connection and greeting it resets it: dial again, starting a new
 	// broker if need be, rather than fail a command that merely met the
 	// moment of a restart. Nothing has been asked of the broker yet.
-	for attempt := 1; ; {
-		nc, err := c.connectNATS(sp, first, name)
-		if err == nil {
-			c.nc = nc
-			return c, nil
-		}
-		for {
-			if attempt >= connectAttempts || !wentAway(err) || !sleepCtx(ctx, backoff(attempt-1)) {
-				if errors.Is(err, ErrNoBroker) {
-					return nil, err
-				}
-				return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
-			}
-			attempt++
-			c.log.Debug("broker went away during the handshake; dialling again", "err", err, "attempt", attempt)
-			if first, err = dialNet(ctx, sp); err == nil {
-				break
+	for attempt := 1; ; attempt++ {
+		if first != nil {
+			var nc *nats.Conn
+			if nc, err = c.connectNATS(sp, first, name); err == nil {
+				c.nc = nc
+				return c, nil
 			}
 		}
+		if attempt >= connectAttempts || !wentAway(err) || !sleepCtx(ctx, backoff(attempt-1)) {
+			if first == nil { // the dial's error, ours (the home gone, say)
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", ErrNoBroker, err)
+		}
+		c.log.Debug("broker went away during the handshake; dialling again", "err", err, "attempt", attempt+1)
+		first, err = dialNet(ctx, sp)
 	}
 }
 

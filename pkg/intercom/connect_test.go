@@ -2,6 +2,7 @@ package intercom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -73,5 +74,39 @@ func TestWentAway(t *testing.T) {
 		if got := intercom.WentAway(tc.err); got != tc.want {
 			t.Errorf("WentAway(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// A home deleted while Connect dials again is reported as gone.
+func TestConnectDialsAgainIntoADeletedHome(t *testing.T) {
+	home, l := brokertest.NewHome(t)
+	dying, err := net.Listen("unix", l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		c, err := intercom.Connect(context.Background(), intercom.Options{Home: home, NoSpawn: true})
+		if c != nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	accepted, err := dying.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying.Close()
+	if err := os.RemoveAll(home); err != nil {
+		t.Fatal(err)
+	}
+	accepted.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, intercom.ErrHomeGone) {
+			t.Fatalf("Connect after the broker died and the home went: %v; want ErrHomeGone", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Connect did not return within 30 s")
 	}
 }
