@@ -6,6 +6,7 @@ package brokertest
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,6 +81,26 @@ func NewHome(t testing.TB) (string, paths.Layout) {
 	}
 	t.Cleanup(func() { os.RemoveAll(l.SocketDir()) })
 	return home, l
+}
+
+// DyingSocket listens on l's socket as a broker about to die does: accept
+// waits for the first connection, closes the listener (the socket file goes
+// with it) and returns that connection, which the test closes unanswered.
+func DyingSocket(t testing.TB, l paths.Layout) (accept func() net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("unix", l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() net.Conn {
+		t.Helper()
+		defer ln.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
 }
 
 // StartAt runs a broker on l until t ends.

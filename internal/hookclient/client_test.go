@@ -3,7 +3,6 @@ package hookclient
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -210,16 +209,9 @@ func TestRequestsFailOnceTheConnectionIsGone(t *testing.T) {
 // a new connection and answered by the broker that took the socket over.
 func TestRequestDialsAgainWhenTheBrokerDiedBeforeGreeting(t *testing.T) {
 	home, l := brokertest.NewHome(t)
-	dying, err := net.Listen("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	accept := brokertest.DyingSocket(t, l)
 	c := connect(t, home)
-	accepted, err := dying.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dying.Close()
+	accepted := accept()
 	brokertest.StartAt(t, l)
 	done := make(chan error, 1)
 	go func() {
@@ -250,20 +242,13 @@ func TestRequestDialsAgainWhenTheBrokerDiedBeforeGreeting(t *testing.T) {
 // broker that does not answer.
 func TestRequestDialsAgainIntoADeletedHome(t *testing.T) {
 	home, l := brokertest.NewHome(t)
-	dying, err := net.Listen("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	accept := brokertest.DyingSocket(t, l)
 	c, err := Connect(context.Background(), Options{Home: home, NoSpawn: true, ExistingHome: true, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	accepted, err := dying.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dying.Close()
+	accepted := accept()
 	if err := os.RemoveAll(home); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"syscall"
 	"testing"
@@ -22,10 +21,7 @@ import (
 // took the socket over.
 func TestConnectDialsAgainWhenTheBrokerGoesAway(t *testing.T) {
 	home, l := brokertest.NewHome(t)
-	dying, err := net.Listen("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	accept := brokertest.DyingSocket(t, l)
 	type result struct {
 		c   *intercom.Client
 		err error
@@ -35,11 +31,7 @@ func TestConnectDialsAgainWhenTheBrokerGoesAway(t *testing.T) {
 		c, err := intercom.Connect(context.Background(), intercom.Options{Home: home, NoSpawn: true})
 		done <- result{c, err}
 	}()
-	accepted, err := dying.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dying.Close() // the socket file goes with it
+	accepted := accept()
 	brokertest.StartAt(t, l)
 	accepted.Close() // the dying broker's end: never greeted
 
@@ -80,10 +72,7 @@ func TestWentAway(t *testing.T) {
 // A home deleted while Connect dials again is reported as gone.
 func TestConnectDialsAgainIntoADeletedHome(t *testing.T) {
 	home, l := brokertest.NewHome(t)
-	dying, err := net.Listen("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	accept := brokertest.DyingSocket(t, l)
 	done := make(chan error, 1)
 	go func() {
 		c, err := intercom.Connect(context.Background(), intercom.Options{Home: home, NoSpawn: true})
@@ -92,11 +81,7 @@ func TestConnectDialsAgainIntoADeletedHome(t *testing.T) {
 		}
 		done <- err
 	}()
-	accepted, err := dying.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dying.Close()
+	accepted := accept()
 	if err := os.RemoveAll(home); err != nil {
 		t.Fatal(err)
 	}
